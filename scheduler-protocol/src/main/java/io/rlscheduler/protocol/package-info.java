@@ -1,0 +1,9 @@
+/**
+ * The rl-scheduler wire protocol: the protobuf messages generated from {@code proto/}, their type
+ * codes ({@link io.rlscheduler.protocol.MessageType}), the 10-byte frame
+ * ({@link io.rlscheduler.protocol.FrameFormat}) and its Netty codec, and the handshake proof.
+ *
+ * <p>A pipeline is set up by {@link io.rlscheduler.protocol.ProtocolChannelInitializer}; the
+ * application handler in it receives and writes immutable messages only.
+ */
+package io.rlscheduler.protocol;
