@@ -29,10 +29,24 @@ public final class ProtocolErrorHandler extends ChannelDuplexHandler {
     private static final Logger log = LoggerFactory.getLogger(ProtocolErrorHandler.class);
 
     private boolean reported;
+    private SocketAddress peer;
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        peer = ctx.channel().remoteAddress();
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        peer = ctx.channel().remoteAddress();
+        ctx.fireChannelActive();
+    }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        SocketAddress peer = ctx.channel().remoteAddress();
+        // A closed channel no longer knows its remote address; name the peer we saw when it was open.
+        SocketAddress current = ctx.channel().remoteAddress();
+        SocketAddress peer = current != null ? current : this.peer;
         if (reported) {
             log.debug("further error on connection {} after it was closed: {}", peer, cause.toString());
             return;

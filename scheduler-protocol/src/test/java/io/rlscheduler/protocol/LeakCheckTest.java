@@ -21,7 +21,7 @@ class LeakCheckTest {
     }
 
     private static void leakOneBuffer() {
-        ByteBuf leaked = new UnpooledByteBufAllocator(false).heapBuffer(32);
+        ByteBuf leaked = UnpooledByteBufAllocator.DEFAULT.directBuffer(32);
         leaked.writeInt(42); // never released; the reference is dropped on return
     }
 }

@@ -13,12 +13,15 @@ final class LogCapture implements AutoCloseable {
 
     private final Logger logger;
     private final Level previousLevel;
+    private final boolean previousAdditive;
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
 
     private LogCapture(Class<?> loggerClass, Level level) {
         this.logger = (Logger) LoggerFactory.getLogger(loggerClass);
         this.previousLevel = logger.getLevel();
+        this.previousAdditive = logger.isAdditive();
         logger.setLevel(level);
+        logger.setAdditive(false); // captured events are asserted, not printed
         appender.start();
         logger.addAppender(appender);
     }
@@ -40,6 +43,7 @@ final class LogCapture implements AutoCloseable {
     public void close() {
         logger.detachAppender(appender);
         logger.setLevel(previousLevel);
+        logger.setAdditive(previousAdditive);
         appender.stop();
     }
 }
