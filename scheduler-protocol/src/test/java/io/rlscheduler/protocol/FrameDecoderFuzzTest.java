@@ -41,14 +41,16 @@ class FrameDecoderFuzzTest {
         Random random = new Random(SEED);
         List<MessageLite> samples = new ArrayList<>(SampleMessages.all().values());
         samples.add(SampleMessages.logBatch(200));
+        List<byte[]> encoded = samples.stream().map(Frames::encode).toList();
         Map<Mutation, Integer> byMutation = new EnumMap<>(Mutation.class);
         Map<ProtocolViolation, Integer> byViolation = new EnumMap<>(ProtocolViolation.class);
         int decodedIntact = 0;
 
         for (int i = 0; i < CASES; i++) {
             Mutation mutation = Mutation.values()[random.nextInt(Mutation.values().length)];
-            MessageLite sample = samples.get(random.nextInt(samples.size()));
-            byte[] input = mutate(mutation, Frames.encode(sample), random);
+            int pick = random.nextInt(samples.size());
+            MessageLite sample = samples.get(pick);
+            byte[] input = mutate(mutation, encoded.get(pick).clone(), random);
             byMutation.merge(mutation, 1, Integer::sum);
 
             Outcome outcome = run(input, random);
@@ -126,13 +128,21 @@ class FrameDecoderFuzzTest {
         }
     }
 
-    /** Feeds the input in random chunks of pooled direct buffers, then closes the connection. */
+    /**
+     * Feeds the input in one to four chunks cut at random points, each a pooled direct buffer
+     * (tracked by the leak detector), then closes the connection.
+     */
     private static Outcome run(byte[] input, Random random) {
         Outcome outcome = new Outcome();
         EmbeddedChannel channel = new EmbeddedChannel(new FrameDecoder(MAX_FRAME), outcome);
+        int[] cuts = random.ints(random.nextInt(4), 0, input.length + 1).sorted().toArray();
         int offset = 0;
-        while (offset < input.length && channel.isOpen()) {
-            int chunk = 1 + random.nextInt(Math.min(input.length - offset, 1 + random.nextInt(64)));
+        for (int c = 0; c <= cuts.length && channel.isOpen(); c++) {
+            int end = c < cuts.length ? cuts[c] : input.length;
+            int chunk = end - offset;
+            if (chunk == 0) {
+                continue;
+            }
             ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(chunk).writeBytes(input, offset, chunk);
             outcome.inputs.add(buf);
             channel.writeInbound(buf);
