@@ -1,0 +1,13 @@
+package io.rlscheduler.core;
+
+/** Whether a worker could claim. */
+public enum ClaimStatus {
+    /** The worker is live; assignments were made if any task fit. */
+    OK,
+    /** The worker never registered. */
+    UNKNOWN_WORKER,
+    /** The worker id is registered by another session (process start). */
+    WRONG_SESSION,
+    /** The worker's liveness lease has expired; it must heartbeat first. */
+    NOT_LIVE;
+}

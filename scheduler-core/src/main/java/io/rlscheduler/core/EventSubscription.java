@@ -1,0 +1,107 @@
+package io.rlscheduler.core;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.StreamMessage;
+import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running subscription to the event stream, made by {@link LeaseCore#subscribe}. It reads with
+ * blocking XREAD on its own connection and thread, remembers the id of the last event it
+ * delivered, and resumes after it when the connection comes back. Thread-safe; {@link #close()}
+ * stops it and waits for its thread.
+ */
+public final class EventSubscription implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(EventSubscription.class);
+    private static final long BLOCK_MILLIS = 500;
+    private static final int BATCH = 256;
+
+    private final StatefulRedisConnection<String, String> connection;
+    private final String stream;
+    private final Consumer<TaskEvent> listener;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile String lastId;
+
+    private EventSubscription(RedisClient client, String stream, String afterId, Consumer<TaskEvent> listener) {
+        this.connection = client.connect();
+        this.stream = stream;
+        this.lastId = afterId;
+        this.listener = listener;
+        this.thread = new Thread(this::loop, "rls-events-" + stream);
+        this.thread.setDaemon(true);
+    }
+
+    static EventSubscription start(RedisClient client, String stream, String afterId, Consumer<TaskEvent> listener) {
+        Objects.requireNonNull(afterId, "afterId");
+        Objects.requireNonNull(listener, "listener");
+        EventSubscription subscription = new EventSubscription(client, stream, afterId, listener);
+        if ("$".equals(afterId)) {
+            // Pin "only new events" to the stream's current end now, so nothing between start and
+            // the first read is missed.
+            List<StreamMessage<String, String>> last = subscription.connection.sync().xrevrange(stream,
+                    io.lettuce.core.Range.create("-", "+"), io.lettuce.core.Limit.create(0, 1));
+            subscription.lastId = last.isEmpty() ? "0" : last.get(0).getId();
+        }
+        subscription.thread.start();
+        return subscription;
+    }
+
+    /** Returns the id of the last event delivered, or the starting id if none was. */
+    public String getLastId() {
+        return lastId;
+    }
+
+    private void loop() {
+        RedisCommands<String, String> redis = connection.sync();
+        long backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
+        while (running) {
+            try {
+                List<StreamMessage<String, String>> messages = redis.xread(
+                        XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, lastId));
+                for (StreamMessage<String, String> m : messages) {
+                    if (!running) {
+                        return;
+                    }
+                    String type = m.getBody().getOrDefault("type", "");
+                    try {
+                        listener.accept(new TaskEvent(m.getId(), type, m.getBody()));
+                    } catch (RuntimeException e) {
+                        log.error("event listener failed on event {}; continuing with the next", m.getId(), e);
+                    }
+                    lastId = m.getId();
+                }
+                backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
+            } catch (RuntimeException e) {
+                if (!running) {
+                    return;
+                }
+                log.warn("reading events from {} failed ({}); retrying after {} ms", stream, e.toString(),
+                        TimeUnit.NANOSECONDS.toMillis(backoffNanos));
+                LockSupport.parkNanos(backoffNanos); // back off while Redis is away; not a synchronisation
+                backoffNanos = Math.min(backoffNanos * 2, TimeUnit.SECONDS.toNanos(2));
+            }
+        }
+    }
+
+    /** Stops the subscription, closes its connection and waits up to 5 s for its thread. Idempotent. */
+    @Override
+    public void close() {
+        running = false;
+        connection.close();
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package io.rlscheduler.core;
+
+import java.util.List;
+
+/**
+ * The answer to a heartbeat. Immutable.
+ */
+public final class HeartbeatResult {
+
+    private final HeartbeatStatus status;
+    private final int renewedTasks;
+    private final List<TaskLease> revokedTasks;
+    private final long livenessDeadlineMillis;
+
+    HeartbeatResult(HeartbeatStatus status, int renewedTasks, List<TaskLease> revokedTasks, long livenessDeadlineMillis) {
+        this.status = status;
+        this.renewedTasks = renewedTasks;
+        this.revokedTasks = java.util.List.copyOf(revokedTasks);
+        this.livenessDeadlineMillis = livenessDeadlineMillis;
+    }
+
+    /** Returns whether the heartbeat was accepted. */
+    public HeartbeatStatus getStatus() {
+        return status;
+    }
+
+    /** Returns how many task leases were renewed. */
+    public int getRenewedTasks() {
+        return renewedTasks;
+    }
+
+    /** Returns reported tasks this worker no longer holds at that epoch: it must stop them. */
+    public List<TaskLease> getRevokedTasks() {
+        return revokedTasks;
+    }
+
+    /** Returns the new liveness deadline, ms by the Redis clock; 0 when not accepted. */
+    public long getLivenessDeadlineMillis() {
+        return livenessDeadlineMillis;
+    }
+
+    @Override
+    public String toString() {
+        return "HeartbeatResult{" + "status=" + status + ", " + "renewedTasks=" + renewedTasks + ", " + "revokedTasks=" + revokedTasks + ", " + "livenessDeadlineMillis=" + livenessDeadlineMillis + '}';
+    }
+}

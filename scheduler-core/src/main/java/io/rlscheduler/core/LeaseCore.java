@@ -1,0 +1,422 @@
+package io.rlscheduler.core;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.lettuce.core.KeyValue;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.rlscheduler.core.internal.Keys;
+import io.rlscheduler.core.internal.LuaScript;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lease and state core: worker leases, the durable priority queue, task leases with fencing
+ * epochs, task records and the event stream, all in Redis. Every change that depends on who owns
+ * what is one Lua script, run atomically by Redis with deadlines computed from Redis's own clock;
+ * this class only prepares arguments and reads replies.
+ *
+ * <p>All operations are asynchronous and never block the calling thread; their futures complete
+ * on Lettuce's I/O threads, so callbacks must not block either. Every mutating call is safe to
+ * repeat after a timeout or reconnect: a replay changes nothing and gets the same kind of answer.
+ *
+ * <p>Thread-safe; one instance per process and namespace is enough. Creating one opens a Redis
+ * connection and checks the server's eviction policy; {@link #close()} closes it.
+ */
+public final class LeaseCore implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseCore.class);
+
+    private static final LuaScript SUBMIT = LuaScript.load("submit");
+    private static final LuaScript REGISTER = LuaScript.load("register");
+    private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
+    private static final LuaScript CLAIM = LuaScript.load("claim");
+    private static final LuaScript ACK = LuaScript.load("ack");
+    private static final LuaScript FINISH = LuaScript.load("finish");
+    private static final LuaScript CANCEL = LuaScript.load("cancel");
+    private static final LuaScript REAP = LuaScript.load("reap");
+    private static final LuaScript WORKERS = LuaScript.load("workers");
+
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisAsyncCommands<String, String> redis;
+    private final CoreOptions options;
+    private final Keys keys;
+    private final String eventsMax;
+
+    private LeaseCore(RedisClient client, CoreOptions options) {
+        this.client = client;
+        this.options = options;
+        this.keys = new Keys(options.getNamespace());
+        this.connection = client.connect();
+        this.redis = connection.async();
+        this.eventsMax = Integer.toString(options.getEventStreamMaxLength());
+    }
+
+    /**
+     * Opens a lease core on a Redis server. Blocks while it connects and checks the server's
+     * {@code maxmemory-policy}: anything but {@code noeviction} lets Redis silently delete leases
+     * and tasks under memory pressure, so it is logged as a warning.
+     *
+     * @param client  the Lettuce client to connect with; not closed by {@link #close()}
+     * @param options the core's settings
+     * @return the core
+     */
+    public static LeaseCore create(RedisClient client, CoreOptions options) {
+        LeaseCore core = new LeaseCore(Objects.requireNonNull(client, "client"), Objects.requireNonNull(options, "options"));
+        core.checkEvictionPolicy();
+        return core;
+    }
+
+    /** Returns the core's settings. */
+    public CoreOptions getOptions() {
+        return options;
+    }
+
+    private void checkEvictionPolicy() {
+        try {
+            Map<String, String> config = connection.sync().configGet("maxmemory-policy");
+            String policy = config.get("maxmemory-policy");
+            if (!"noeviction".equals(policy)) {
+                log.warn("Redis maxmemory-policy is '{}': under memory pressure Redis may evict leases, queue "
+                        + "entries and task records. Set 'maxmemory-policy noeviction' for rl-scheduler.", policy);
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not read Redis maxmemory-policy ({}); make sure it is 'noeviction'", e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Tasks
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Submits a task to the queue. Idempotent by task id: submitting an id that exists returns the
+     * existing record unchanged ({@link SubmitResult#isCreated()} false).
+     *
+     * @param task the task
+     * @return the result
+     * @throws IllegalArgumentException (immediately) if the spec is not a JSON object
+     */
+    public CompletableFuture<SubmitResult> submit(TaskDefinition task) {
+        requireJsonObject(task.getSpecJson(), "spec");
+        String selector = toJson(task.getSelector());
+        int maxAttempts = task.getMaxAttempts() > 0 ? task.getMaxAttempts() : options.getMaxAttempts();
+        int maxLosses = task.getMaxLeaseLosses() >= 0 ? task.getMaxLeaseLosses() : options.getMaxLeaseLosses();
+        return SUBMIT.run(redis, keys.coreAnd(keys.owner(task.getOwner())),
+                        task.getTaskId(), Integer.toString(task.getPriority()), Integer.toString(task.getGpus()),
+                        Integer.toString(task.getCpuSlots()), Long.toString(task.getMemoryBytes()), selector,
+                        task.getOwner(), task.getTraceId(), Integer.toString(maxAttempts), Integer.toString(maxLosses),
+                        task.getSpecJson(), eventsMax)
+                .thenCompose(reply -> {
+                    JsonNode r = Replies.parse(reply);
+                    boolean created = "OK".equals(r.get("r").asText());
+                    if (created) {
+                        return CompletableFuture.completedFuture(
+                                new SubmitResult(true, Replies.task(r.get("task"), task.getSpecJson())));
+                    }
+                    return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
+                            t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));
+                });
+    }
+
+    /**
+     * Returns a task's record.
+     *
+     * @param taskId the task id
+     * @return the record, or empty if no such task exists
+     */
+    public CompletableFuture<Optional<TaskRecord>> getTask(String taskId) {
+        Objects.requireNonNull(taskId, "taskId");
+        CompletableFuture<String> state = redis.hget(keys.tasks(), taskId).toCompletableFuture();
+        CompletableFuture<String> spec = redis.hget(keys.specs(), taskId).toCompletableFuture();
+        return state.thenCombine(spec, (st, sp) -> st == null
+                ? Optional.<TaskRecord>empty()
+                : Optional.of(Replies.task(Replies.parse(st), sp)));
+    }
+
+    /**
+     * Lists the tasks in one state, in submission order.
+     *
+     * @param state  the state
+     * @param offset how many matching tasks to skip, at least 0
+     * @param limit  the page size, 1 to 1000
+     * @return the page
+     */
+    public CompletableFuture<TaskPage> listTasks(TaskState state, int offset, int limit) {
+        return page(keys.state(Objects.requireNonNull(state, "state")), offset, limit);
+    }
+
+    /**
+     * Lists an owner's tasks in submission order, whatever their state.
+     *
+     * @param owner  the owner
+     * @param offset how many tasks to skip, at least 0
+     * @param limit  the page size, 1 to 1000
+     * @return the page
+     */
+    public CompletableFuture<TaskPage> listTasksByOwner(String owner, int offset, int limit) {
+        return page(keys.owner(Objects.requireNonNull(owner, "owner")), offset, limit);
+    }
+
+    private CompletableFuture<TaskPage> page(String index, int offset, int limit) {
+        if (offset < 0 || limit < 1 || limit > 1000) {
+            throw new IllegalArgumentException("offset must be >= 0 and limit 1 to 1000, were " + offset + ", " + limit);
+        }
+        CompletableFuture<Long> total = redis.zcard(index).toCompletableFuture();
+        return redis.zrange(index, offset, offset + limit - 1L).toCompletableFuture().thenCompose(ids -> {
+            if (ids.isEmpty()) {
+                return total.thenApply(n -> new TaskPage(List.of(), n));
+            }
+            String[] idArray = ids.toArray(new String[0]);
+            CompletableFuture<List<KeyValue<String, String>>> states = redis.hmget(keys.tasks(), idArray).toCompletableFuture();
+            CompletableFuture<List<KeyValue<String, String>>> specs = redis.hmget(keys.specs(), idArray).toCompletableFuture();
+            return states.thenCombine(specs, (st, sp) -> {
+                List<TaskRecord> tasks = new ArrayList<>();
+                for (int i = 0; i < st.size(); i++) {
+                    if (st.get(i).hasValue()) {
+                        tasks.add(Replies.task(Replies.parse(st.get(i).getValue()), sp.get(i).getValueOrElse("{}")));
+                    }
+                }
+                return tasks;
+            }).thenCombine(total, TaskPage::new);
+        });
+    }
+
+    /** Returns how many tasks wait in the queue. */
+    public CompletableFuture<Long> queueDepth() {
+        return redis.zcard(keys.queue()).toCompletableFuture();
+    }
+
+    /**
+     * Cancels a task: a queued one at once; one held by a worker is marked, and the caller must
+     * tell that worker to stop it (see {@link CancelResult}). Safe to repeat.
+     *
+     * @param taskId the task
+     * @param reason why, recorded in the history
+     * @return the result
+     */
+    public CompletableFuture<CancelResult> cancel(String taskId, String reason) {
+        Objects.requireNonNull(taskId, "taskId");
+        return CANCEL.run(redis, keys.core(), taskId, reason == null ? "cancelled" : reason, eventsMax)
+                .thenApply(reply -> {
+                    JsonNode r = Replies.parse(reply);
+                    return new CancelResult(CancelStatus.valueOf(r.get("r").asText()), r.path("worker").asText(""),
+                            Replies.epoch(r.get("epoch")), Replies.state(r.get("state")));
+                });
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Workers
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Registers a worker process. The same session again only renews its liveness. A new session
+     * of a known worker id means its previous process is gone: the tasks that session held are
+     * taken back at once (each a lease loss), and the answer lists them.
+     *
+     * @param registration the worker
+     * @return the tasks taken back from a previous session
+     */
+    public CompletableFuture<RequeueResult> register(WorkerRegistration registration) {
+        return REGISTER.run(redis, keys.core(), registration.getWorkerId(), registration.getSessionId(),
+                        toJson(registration.getLabels()), Integer.toString(registration.getCpuSlots()),
+                        Long.toString(registration.getMemoryBytes()), Replies.csv(registration.getGpuIds()),
+                        Long.toString(options.getLivenessLease().toMillis()), eventsMax)
+                .thenApply(reply -> Replies.requeue(Replies.parse(reply)));
+    }
+
+    /**
+     * Renews a worker's liveness lease and the task lease of each task it reports at its current
+     * epoch; tasks reported at a stale epoch come back as revoked.
+     *
+     * @param workerId  the worker
+     * @param sessionId its session
+     * @param held      the tasks it runs, with their epochs
+     * @return the result
+     */
+    public CompletableFuture<HeartbeatResult> heartbeat(String workerId, String sessionId, Collection<TaskLease> held) {
+        List<String> args = new ArrayList<>(6 + 2 * held.size());
+        args.add(Objects.requireNonNull(workerId, "workerId"));
+        args.add(Objects.requireNonNull(sessionId, "sessionId"));
+        args.add(Long.toString(options.getLivenessLease().toMillis()));
+        args.add(Long.toString(options.getTaskLease().toMillis()));
+        args.add(eventsMax);
+        for (TaskLease lease : held) {
+            args.add(lease.getTaskId());
+            args.add(Long.toString(lease.getEpoch()));
+        }
+        return HEARTBEAT.run(redis, keys.core(), args.toArray(new String[0])).thenApply(reply -> {
+            JsonNode r = Replies.parse(reply);
+            String code = r.get("r").asText();
+            if (!"OK".equals(code)) {
+                return new HeartbeatResult(HeartbeatStatus.valueOf(code), 0, List.of(), 0);
+            }
+            List<TaskLease> revoked = new ArrayList<>();
+            for (JsonNode t : Replies.list(r.get("revoked"))) {
+                revoked.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
+            }
+            return new HeartbeatResult(HeartbeatStatus.OK, r.get("renewed").asInt(), revoked, r.get("deadline").asLong());
+        });
+    }
+
+    /**
+     * Claims up to {@code maxTasks} queued tasks that fit the worker's free capacity and match its
+     * labels, in queue order (priority, then submission), skipping those that do not fit.
+     *
+     * @param workerId  a live, registered worker
+     * @param sessionId its session
+     * @param maxTasks  the most tasks to assign, 1 to 1000
+     * @param requestId a fresh id per claim (see {@link TaskIds}); a replay with the same id returns
+     *                  the first answer and assigns nothing more
+     * @return the assignments
+     */
+    public CompletableFuture<ClaimResult> claim(String workerId, String sessionId, int maxTasks, String requestId) {
+        if (maxTasks < 1 || maxTasks > 1000) {
+            throw new IllegalArgumentException("maxTasks must be between 1 and 1000, was " + maxTasks);
+        }
+        TaskIds.require(requestId, "request id");
+        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId)),
+                        Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
+                        Integer.toString(maxTasks), Integer.toString(options.getClaimScanLimit()),
+                        Long.toString(options.getAckTimeout().toMillis()), Long.toString(options.getRequestTtl().toMillis()),
+                        eventsMax)
+                .thenApply(reply -> {
+                    JsonNode r = Replies.parse(reply);
+                    String code = r.get("r").asText();
+                    if (!"OK".equals(code)) {
+                        return new ClaimResult(ClaimStatus.valueOf(code), List.of());
+                    }
+                    List<Assignment> assignments = new ArrayList<>();
+                    for (JsonNode t : Replies.list(r.get("tasks"))) {
+                        assignments.add(new Assignment(t.get("id").asText(), Replies.epoch(t.get("epoch")),
+                                t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.get("spec").asText()));
+                    }
+                    return new ClaimResult(ClaimStatus.OK, assignments);
+                });
+    }
+
+    /**
+     * The worker confirms it started an assigned task: ASSIGNED becomes RUNNING and the task lease
+     * begins. Fenced by the epoch.
+     *
+     * @param lease     the task and the epoch of its assignment
+     * @param workerId  the worker
+     * @param sessionId its session
+     * @return the result
+     */
+    public CompletableFuture<WriteResult> acknowledge(TaskLease lease, String workerId, String sessionId) {
+        return ACK.run(redis, keys.core(), lease.getTaskId(), Long.toString(lease.getEpoch()),
+                        Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
+                        Long.toString(options.getTaskLease().toMillis()), eventsMax)
+                .thenApply(reply -> Replies.write(Replies.parse(reply)));
+    }
+
+    /**
+     * Records how an attempt ended and releases its reservation, exactly once. Fenced by the
+     * epoch; repeating the same outcome answers {@link WriteStatus#DUPLICATE}.
+     *
+     * @param lease       the task and the epoch of its assignment
+     * @param workerId    the worker
+     * @param sessionId   its session
+     * @param outcome     SUCCEEDED, FAILED, CANCELLED or TIMED_OUT
+     * @param exitCode    the process's exit code, or null
+     * @param error       an error message, or null
+     * @param metricsJson the final metrics as a JSON object, or null
+     * @return the result
+     */
+    public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
+                                                 Integer exitCode, String error, String metricsJson) {
+        if (!outcome.isTerminal()) {
+            throw new IllegalArgumentException("outcome must be a terminal state, was " + outcome);
+        }
+        if (metricsJson != null && !metricsJson.isEmpty()) {
+            requireJsonObject(metricsJson, "metrics");
+        }
+        return FINISH.run(redis, keys.core(), lease.getTaskId(), Long.toString(lease.getEpoch()),
+                        Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
+                        outcome.name(), exitCode == null ? "" : exitCode.toString(), error == null ? "" : error,
+                        metricsJson == null ? "" : metricsJson, eventsMax)
+                .thenApply(reply -> Replies.write(Replies.parse(reply)));
+    }
+
+    /**
+     * One pass of the reaper: takes back up to {@link CoreOptions#getReapBatchSize()} tasks whose
+     * ack deadline or task lease passed by the Redis clock. Any number of reapers may run at once;
+     * each expired task is taken back exactly once.
+     *
+     * @return the tasks taken back; {@link RequeueResult#isMore()} says whether to call again now
+     */
+    public CompletableFuture<RequeueResult> reap() {
+        return REAP.run(redis, keys.core(), Integer.toString(options.getReapBatchSize()), eventsMax)
+                .thenApply(reply -> Replies.requeue(Replies.parse(reply)));
+    }
+
+    /** Returns every registered worker with its state derived by the Redis clock. */
+    public CompletableFuture<List<WorkerInfo>> listWorkers() {
+        return WORKERS.run(redis, keys.core()).thenApply(reply -> {
+            List<WorkerInfo> workers = new ArrayList<>();
+            for (JsonNode w : Replies.list(Replies.parse(reply).get("workers"))) {
+                workers.add(Replies.worker(w));
+            }
+            return workers;
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Events
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Follows the event stream from just after {@code afterId} ("0" for everything kept, "$" for
+     * only new events) on a dedicated connection and thread. Each event reaches {@code listener}
+     * once, in order; after a connection loss the subscription resumes after the last delivered
+     * event, so a listener misses nothing that the stream still holds.
+     *
+     * @param afterId  the stream id to start after
+     * @param listener called on the subscription's thread; must not throw
+     * @return the subscription; close it to stop
+     */
+    public EventSubscription subscribe(String afterId, Consumer<TaskEvent> listener) {
+        return EventSubscription.start(client, keys.events(), afterId, listener);
+    }
+
+    /** Closes the core's Redis connection. Idempotent. Subscriptions are closed separately. */
+    @Override
+    public void close() {
+        connection.close();
+    }
+
+    private static void requireJsonObject(String json, String what) {
+        try {
+            JsonNode node = Replies.JSON.readTree(json);
+            if (node == null || !node.isObject()) {
+                throw new IllegalArgumentException(what + " must be a JSON object, was: " + abbreviate(json));
+            }
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException(what + " is not valid JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 77) + "...";
+    }
+
+    private static String toJson(Map<String, String> map) {
+        try {
+            return Replies.JSON.writeValueAsString(map);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+}

@@ -1,0 +1,50 @@
+package io.rlscheduler.core;
+
+import java.util.Map;
+
+/**
+ * One entry of the event stream: a task transition or a worker event. Immutable.
+ */
+public final class TaskEvent {
+
+    private final String streamId;
+    private final String type;
+    private final Map<String, String> fields;
+
+    TaskEvent(String streamId, String type, Map<String, String> fields) {
+        this.streamId = streamId;
+        this.type = type;
+        this.fields = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(fields));
+    }
+
+    /** Returns the Redis stream id; pass it to resume a subscription after this event. */
+    public String getStreamId() {
+        return streamId;
+    }
+
+    /** Returns 'task' for a task transition, 'worker' for a worker event. */
+    public String getType() {
+        return type;
+    }
+
+    /** Returns the event's fields: task, from, to, epoch, worker, attempt, reason, at (task); worker, session, what, at (worker). */
+    public Map<String, String> getFields() {
+        return fields;
+    }
+
+    /** Returns the task id of a task event, or null. */
+    public String getTaskId() {
+        return fields.get("task");
+    }
+
+    /** Returns the state a task event moved to, or null for other events. */
+    public TaskState getTo() {
+        String to = fields.get("to");
+        return to == null || to.isEmpty() ? null : TaskState.valueOf(to);
+    }
+
+    @Override
+    public String toString() {
+        return "TaskEvent{" + "streamId=" + streamId + ", " + "type=" + type + ", " + "fields=" + fields + '}';
+    }
+}

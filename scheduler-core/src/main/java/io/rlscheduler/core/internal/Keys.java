@@ -1,0 +1,69 @@
+package io.rlscheduler.core.internal;
+
+import io.rlscheduler.core.TaskState;
+
+/**
+ * Names of the Redis keys of one namespace. Every key starts with the hash tag {@code {ns}}, so all
+ * of a namespace lives in one Redis Cluster slot and every script's keys are co-located. The key
+ * table is documented in docs/architecture.md and in lua/lib.lua.
+ */
+public final class Keys {
+
+    private final String prefix;
+    private final String[] core;
+
+    /** Creates the key names of namespace {@code ns} (validated by CoreOptions). */
+    public Keys(String ns) {
+        this.prefix = "{" + ns + "}:";
+        TaskState[] states = TaskState.values();
+        this.core = new String[9 + states.length];
+        core[0] = prefix + "tasks";
+        core[1] = prefix + "specs";
+        core[2] = prefix + "queue";
+        core[3] = prefix + "workers";
+        core[4] = prefix + "liveness";
+        core[5] = prefix + "deadlines";
+        core[6] = prefix + "epoch";
+        core[7] = prefix + "seq";
+        core[8] = prefix + "events";
+        for (int i = 0; i < states.length; i++) {
+            core[9 + i] = state(states[i]);
+        }
+    }
+
+    /** Returns the core keys every mutating script receives first, in lib.lua's order. */
+    public String[] core() {
+        return core.clone();
+    }
+
+    /** Returns the core keys followed by {@code extra}. */
+    public String[] coreAnd(String... extra) {
+        String[] keys = new String[core.length + extra.length];
+        System.arraycopy(core, 0, keys, 0, core.length);
+        System.arraycopy(extra, 0, keys, core.length, extra.length);
+        return keys;
+    }
+
+    public String tasks() { return core[0]; }
+    public String specs() { return core[1]; }
+    public String queue() { return core[2]; }
+    public String workers() { return core[3]; }
+    public String liveness() { return core[4]; }
+    public String deadlines() { return core[5]; }
+    public String events() { return core[8]; }
+
+    /** Returns the index of tasks in {@code state}: task id by submit sequence. */
+    public String state(TaskState state) {
+        return prefix + "state:" + state.name();
+    }
+
+    /** Returns the index of an owner's tasks: task id by submit sequence. */
+    public String owner(String owner) {
+        return prefix + "owner:" + owner;
+    }
+
+    /** Returns the key keeping the answer of one claim request, for replays. */
+    public String claimRequest(String requestId) {
+        return prefix + "request:claim:" + requestId;
+    }
+}

@@ -1,0 +1,91 @@
+package io.rlscheduler.core.internal;
+
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * One Lua script of {@code io/rlscheduler/core/lua/}, prefixed with {@code lib.lua}, run by SHA
+ * with EVALSHA. When Redis answers NOSCRIPT (its script cache was flushed, or it restarted), the
+ * script is sent whole with EVAL, which also caches it again. Thread-safe.
+ */
+public final class LuaScript {
+
+    private static final String FOLDER = "/io/rlscheduler/core/lua/";
+
+    private final String name;
+    private final String source;
+    private final String sha;
+
+    private LuaScript(String name, String source) {
+        this.name = name;
+        this.source = source;
+        this.sha = sha1(source);
+    }
+
+    /** Loads {@code <name>.lua} with the shared prelude. */
+    public static LuaScript load(String name) {
+        return new LuaScript(name, resource("lib") + "\n" + resource(name));
+    }
+
+    /** Returns the script's name (its file name without ".lua"). */
+    public String getName() {
+        return name;
+    }
+
+    /** Returns the SHA-1 of the full source, as EVALSHA takes it. */
+    public String getSha() {
+        return sha;
+    }
+
+    /**
+     * Runs the script; the result is the single string every script of the core returns.
+     *
+     * @param redis async commands of a connection
+     * @param keys  every key the script touches
+     * @param args  its arguments
+     * @return the script's reply
+     */
+    public CompletableFuture<String> run(RedisAsyncCommands<String, String> redis, String[] keys, String... args) {
+        return redis.<String>evalsha(sha, ScriptOutputType.VALUE, keys, args).toCompletableFuture()
+                .handle((reply, error) -> {
+                    if (error == null) {
+                        return CompletableFuture.completedFuture(reply);
+                    }
+                    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                    if (cause instanceof RedisNoScriptException) {
+                        return redis.<String>eval(source, ScriptOutputType.VALUE, keys, args).toCompletableFuture();
+                    }
+                    return CompletableFuture.<String>failedFuture(cause);
+                })
+                .thenCompose(f -> f);
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = LuaScript.class.getResourceAsStream(FOLDER + name + ".lua")) {
+            if (in == null) {
+                throw new IllegalStateException("missing script resource " + FOLDER + name + ".lua");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read script " + name, e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every Java runtime", e);
+        }
+    }
+}

@@ -1,0 +1,47 @@
+-- heartbeat.lua: renews a worker's liveness lease and the task lease of each task it reports
+-- whose epoch is still current; reports the others as revoked (the worker must stop them).
+-- Also repairs the worker's side of ownership: a reservation whose task is no longer held by
+-- this worker at that epoch is dropped (capacity is derived from reservations, so this frees
+-- nothing twice).
+-- KEYS: the 16 core keys (lib.lua)
+-- ARGV: [1] worker id  [2] session id  [3] liveness lease ms  [4] task lease ms
+--       [5] events max length  [6..] pairs: task id, epoch
+-- Returns JSON: {r="OK", renewed=n, revoked=[{task, epoch}], deadline=ms}
+--            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session=current}
+EVENTS_MAXLEN = tonumber(ARGV[5])
+local id, session = ARGV[1], ARGV[2]
+local w = load_worker(id)
+if not w then return reply({r = 'UNKNOWN_WORKER'}) end
+if w.session ~= session then return reply({r = 'WRONG_SESSION', session = w.session}) end
+local now_ms = now_parts()
+local deadline = now_ms + tonumber(ARGV[3])
+local lease = tonumber(ARGV[4])
+local out = {r = 'OK', renewed = 0, revoked = {}, deadline = deadline}
+for i = 6, #ARGV, 2 do
+  local task_id, epoch = ARGV[i], ARGV[i + 1]
+  local st = load_task(task_id)
+  if st and st.epoch == epoch and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
+    if st.state == 'RUNNING' then
+      st.deadline = now_ms + lease
+      redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
+      save_task(st)
+    end
+    out.renewed = out.renewed + 1
+  else
+    out.revoked[#out.revoked + 1] = {task = task_id, epoch = epoch}
+  end
+end
+local repaired = false
+for task_id, r in pairs(w.tasks) do
+  local st = load_task(task_id)
+  if not (st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING')) then
+    w.tasks[task_id] = nil
+    repaired = true
+    emit('worker', {worker = id, session = session, what = 'repaired', task = task_id, at = now_ms})
+  end
+end
+w.heartbeat_at = now_ms
+w.liveness_deadline = deadline
+save_worker(w)
+redis.call('ZADD', K_LIVENESS, deadline, id)
+return reply(out)

@@ -1,0 +1,192 @@
+-- lib.lua: shared prelude, prepended by the Java loader to every script of this folder.
+--
+-- Every mutating script receives the same CORE KEYS first, then its own extras:
+--   KEYS[1]  {ns}:tasks        HASH   task id -> task state (JSON, managed here)
+--   KEYS[2]  {ns}:specs        HASH   task id -> task spec (JSON, written once at submit, never parsed here)
+--   KEYS[3]  {ns}:queue        ZSET   queued task ids, score = (999 - priority) * 1e12 + submit seq
+--   KEYS[4]  {ns}:workers      HASH   worker id -> worker record (JSON)
+--   KEYS[5]  {ns}:liveness     ZSET   worker id -> liveness deadline (ms, Redis clock)
+--   KEYS[6]  {ns}:deadlines    ZSET   task id -> ack deadline (ASSIGNED) or task lease deadline (RUNNING), ms
+--   KEYS[7]  {ns}:epoch        STRING last fencing epoch issued
+--   KEYS[8]  {ns}:seq          STRING last submit sequence number
+--   KEYS[9]  {ns}:events       STREAM every transition, capped
+--   KEYS[10..16] {ns}:state:QUEUED .. {ns}:state:TIMED_OUT  ZSET task id -> submit seq
+-- Epochs travel as decimal strings (they exceed cjson's 14 significant digits); Lua compares them
+-- as numbers, exact below 2^53.
+
+redis.replicate_commands()
+
+local K_TASKS, K_SPECS, K_QUEUE, K_WORKERS, K_LIVENESS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_DEADLINES, K_EPOCH, K_SEQ, K_EVENTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local STATES = {'QUEUED', 'ASSIGNED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'}
+local K_STATE = {}
+for i, s in ipairs(STATES) do K_STATE[s] = KEYS[9 + i] end
+local CORE_KEYS = 16
+
+-- The task state machine; the same table as io.rlscheduler.core.TaskState.
+local TRANSITIONS = {
+  QUEUED    = {ASSIGNED = true, CANCELLED = true, FAILED = true},
+  ASSIGNED  = {RUNNING = true, QUEUED = true, SUCCEEDED = true, FAILED = true, CANCELLED = true, TIMED_OUT = true},
+  RUNNING   = {QUEUED = true, SUCCEEDED = true, FAILED = true, CANCELLED = true, TIMED_OUT = true},
+  SUCCEEDED = {}, FAILED = {}, CANCELLED = {}, TIMED_OUT = {}
+}
+local TERMINAL = {SUCCEEDED = true, FAILED = true, CANCELLED = true, TIMED_OUT = true}
+
+local EVENTS_MAXLEN = 100000  -- overridden by scripts that take it as an argument
+
+local function now_parts()
+  local t = redis.call('TIME')
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  return s * 1000 + math.floor(us / 1000), s * 1000000 + us
+end
+
+local function fmt(n)
+  return string.format('%d', n)
+end
+
+local function reply(tbl)
+  return cjson.encode(tbl)
+end
+
+local function load_task(id)
+  local raw = redis.call('HGET', K_TASKS, id)
+  if not raw then return nil end
+  return cjson.decode(raw)
+end
+
+local function save_task(st)
+  redis.call('HSET', K_TASKS, st.id, cjson.encode(st))
+end
+
+local function load_worker(id)
+  local raw = redis.call('HGET', K_WORKERS, id)
+  if not raw then return nil end
+  return cjson.decode(raw)
+end
+
+local function save_worker(w)
+  redis.call('HSET', K_WORKERS, w.id, cjson.encode(w))
+end
+
+local function queue_score(st)
+  return (999 - st.priority) * 1e12 + st.seq
+end
+
+local function next_epoch(now_us)
+  local last = tonumber(redis.call('GET', K_EPOCH) or '0')
+  local epoch = math.max(last + 1, now_us)
+  redis.call('SET', K_EPOCH, fmt(epoch))
+  return fmt(epoch)
+end
+
+local function emit(kind, fields)
+  local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', kind}
+  for k, v in pairs(fields) do
+    args[#args + 1] = k
+    args[#args + 1] = tostring(v)
+  end
+  return redis.call(unpack(args))
+end
+
+-- Moves a task to state `to`, checking the transition table; records history, index and event.
+local function transition(st, to, now_ms, reason)
+  local from = st.state
+  if not TRANSITIONS[from][to] then
+    return redis.error_reply('ILLEGAL_TRANSITION ' .. from .. ' -> ' .. to .. ' for ' .. st.id)
+  end
+  st.state = to
+  st.updated_at = now_ms
+  st.reason = reason or ''
+  local h = st.history
+  h[#h + 1] = {at = now_ms, from = from, to = to, epoch = st.epoch, worker = st.worker or '', reason = reason or ''}
+  redis.call('ZREM', K_STATE[from], st.id)
+  redis.call('ZADD', K_STATE[to], st.seq, st.id)
+  emit('task', {task = st.id, from = from, to = to, epoch = st.epoch, worker = st.worker or '',
+                attempt = st.attempt, reason = reason or '', at = now_ms})
+  return nil
+end
+
+local function split_ids(csv)
+  local ids = {}
+  if csv == nil or csv == '' then return ids end
+  for id in string.gmatch(csv, '[^,]+') do ids[#ids + 1] = tonumber(id) end
+  return ids
+end
+
+-- Free capacity of a worker, derived from its total minus what its owned tasks reserve, so a
+-- reservation released twice cannot free anything twice.
+local function free_capacity(w)
+  local used = {}
+  local cpu, mem = w.cpu, w.mem
+  for _, r in pairs(w.tasks) do
+    cpu = cpu - r.c
+    mem = mem - r.m
+    for _, g in ipairs(split_ids(r.g)) do used[g] = true end
+  end
+  local gpus = {}
+  for _, g in ipairs(split_ids(w.gpus)) do
+    if not used[g] then gpus[#gpus + 1] = g end
+  end
+  table.sort(gpus)
+  return cpu, mem, gpus
+end
+
+-- Drops the worker-side half of a task's ownership (the worker -> task key of the seed), if the
+-- worker still holds that task at that epoch.
+local function release(st)
+  if not st.worker or st.worker == '' then return end
+  local w = load_worker(st.worker)
+  if w and w.tasks[st.id] and w.tasks[st.id].e == st.epoch then
+    w.tasks[st.id] = nil
+    save_worker(w)
+  end
+end
+
+local function clear_assignment(st)
+  st.worker = ''
+  st.session = ''
+  st.gpu_ids = ''
+  st.deadline = 0
+  redis.call('ZREM', K_DEADLINES, st.id)
+end
+
+-- Takes a task away from its worker: back to the queue, or FAILED when a limit is exhausted, or
+-- CANCELLED when a cancel was requested. lease_loss counts towards max_lease_losses.
+-- Returns the new state.
+local function requeue(st, now_ms, reason, lease_loss)
+  release(st)
+  if lease_loss then st.lease_losses = st.lease_losses + 1 end
+  local to, why = 'QUEUED', reason
+  if st.cancel_requested then
+    to, why = 'CANCELLED', reason .. '; cancel was requested'
+  elseif st.lease_losses > st.max_lease_losses then
+    to, why = 'FAILED', reason .. '; lease lost ' .. st.lease_losses .. ' times (limit ' .. st.max_lease_losses .. ')'
+  elseif st.attempt >= st.max_attempts then
+    to, why = 'FAILED', reason .. '; ' .. st.attempt .. ' attempts made (limit ' .. st.max_attempts .. ')'
+  end
+  if to == 'FAILED' then st.error = why end
+  local err = transition(st, to, now_ms, why)
+  if err then return err end
+  clear_assignment(st)
+  if to == 'QUEUED' then
+    redis.call('ZADD', K_QUEUE, queue_score(st), st.id)
+  end
+  save_task(st)
+  return to
+end
+
+-- A worker-side write is owned when the epoch is the task's current one and the task is held.
+-- Returns nil when owned, else the answer to give.
+local function check_owned(st, epoch, worker, session)
+  if not st then return {r = 'UNKNOWN_TASK'} end
+  if st.epoch ~= epoch or (st.state ~= 'ASSIGNED' and st.state ~= 'RUNNING' and not TERMINAL[st.state]) then
+    return {r = 'STALE', epoch = st.epoch, state = st.state}
+  end
+  if st.worker ~= worker then
+    return {r = 'STALE', epoch = st.epoch, state = st.state}
+  end
+  if session and st.session ~= session and not TERMINAL[st.state] then
+    return {r = 'WRONG_SESSION', epoch = st.epoch, state = st.state}
+  end
+  return nil
+end

@@ -1,0 +1,31 @@
+-- reap.lua: takes back tasks whose deadline passed, by the Redis clock: an ASSIGNED task not
+-- acknowledged in time goes back to the queue; a RUNNING task whose lease expired goes back to
+-- the queue as a lease loss (or FAILED when a limit is exhausted, CANCELLED when cancel was
+-- requested). Each step is conditional on state and deadline inside this one script, so two
+-- reapers, or a reaper and a late heartbeat, can never requeue a task twice.
+-- KEYS: the 16 core keys (lib.lua)
+-- ARGV: [1] max tasks per call  [2] events max length
+-- Returns JSON: {r="OK", requeued=[ids], failed=[ids], cancelled=[ids], more=bool}
+EVENTS_MAXLEN = tonumber(ARGV[2])
+local limit = tonumber(ARGV[1])
+local now_ms = now_parts()
+local due = redis.call('ZRANGEBYSCORE', K_DEADLINES, '-inf', now_ms, 'LIMIT', 0, limit)
+local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, more = #due == limit}
+for _, task_id in ipairs(due) do
+  local st = load_task(task_id)
+  if not st or (st.state ~= 'ASSIGNED' and st.state ~= 'RUNNING') then
+    redis.call('ZREM', K_DEADLINES, task_id)
+  elseif st.deadline <= now_ms then
+    local to
+    if st.state == 'ASSIGNED' then
+      to = requeue(st, now_ms, 'not acknowledged by ' .. st.worker .. ' in time', false)
+    else
+      to = requeue(st, now_ms, 'task lease of ' .. st.worker .. ' expired', true)
+    end
+    if type(to) == 'table' then return to end
+    if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id
+    elseif to == 'FAILED' then out.failed[#out.failed + 1] = task_id
+    else out.cancelled[#out.cancelled + 1] = task_id end
+  end
+end
+return reply(out)

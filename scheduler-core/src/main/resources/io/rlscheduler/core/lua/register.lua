@@ -1,0 +1,43 @@
+-- register.lua: registers a worker process (worker id + session id) with its resources.
+-- The same session registering again only refreshes its liveness (safe to replay). A new session
+-- of a known worker means the old process is gone: the tasks the old session held are taken back
+-- at once (a lease loss each) and the record starts afresh.
+-- KEYS: the 16 core keys (lib.lua)
+-- ARGV: [1] worker id  [2] session id  [3] labels JSON object  [4] cpu slots  [5] memory bytes
+--       [6] GPU ids, comma-separated  [7] liveness lease ms  [8] events max length
+-- Returns JSON: {r="OK", requeued=[task ids], failed=[task ids], cancelled=[task ids], deadline=ms}
+EVENTS_MAXLEN = tonumber(ARGV[8])
+local id, session = ARGV[1], ARGV[2]
+local now_ms = now_parts()
+local deadline = now_ms + tonumber(ARGV[7])
+local w = load_worker(id)
+local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, deadline = deadline}
+if w and w.session == session then
+  w.heartbeat_at = now_ms
+  w.liveness_deadline = deadline
+  save_worker(w)
+  redis.call('ZADD', K_LIVENESS, deadline, id)
+  return reply(out)
+end
+if w then
+  for task_id, r in pairs(w.tasks) do
+    local st = load_task(task_id)
+    if st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
+      local to = requeue(st, now_ms, 'worker ' .. id .. ' restarted (new session ' .. session .. ')', true)
+      if type(to) == 'table' then return to end
+      if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id
+      elseif to == 'FAILED' then out.failed[#out.failed + 1] = task_id
+      else out.cancelled[#out.cancelled + 1] = task_id end
+    end
+  end
+end
+w = {
+  id = id, session = session, labels = cjson.decode(ARGV[3]),
+  cpu = tonumber(ARGV[4]), mem = tonumber(ARGV[5]), gpus = ARGV[6],
+  tasks = {}, registered_at = now_ms, heartbeat_at = now_ms, liveness_deadline = deadline
+}
+-- cjson writes an empty table as an object; tasks is a map, so that is the right reading.
+save_worker(w)
+redis.call('ZADD', K_LIVENESS, deadline, id)
+emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})
+return reply(out)

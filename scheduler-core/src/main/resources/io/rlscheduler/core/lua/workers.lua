@@ -1,0 +1,32 @@
+-- workers.lua (read-only): every worker with its state derived by the Redis clock, as the table:
+--   IDLE    liveness valid, no task          RUNNING  liveness valid, >= 1 task
+--   PENDING liveness lost, a task lease valid DOWN    liveness lost, no valid task lease
+-- KEYS: the 16 core keys (lib.lua)
+-- ARGV: none
+-- Returns JSON: {r="OK", now=ms, workers=[{id, session, labels, state, cpu, mem, gpus, free_cpu,
+--               free_mem, free_gpus, tasks=[{id, epoch}], heartbeat_at, liveness_deadline}]}
+local now_ms = now_parts()
+local out = {r = 'OK', now = now_ms, workers = {}}
+local all = redis.call('HGETALL', K_WORKERS)
+for i = 1, #all, 2 do
+  local w = cjson.decode(all[i + 1])
+  local live = w.liveness_deadline > now_ms
+  local held, lease_valid = {}, false
+  for task_id, r in pairs(w.tasks) do
+    held[#held + 1] = {id = task_id, epoch = r.e}
+    local st = load_task(task_id)
+    if st and st.epoch == r.e and st.deadline > now_ms then lease_valid = true end
+  end
+  local state
+  if live then state = (#held == 0) and 'IDLE' or 'RUNNING'
+  elseif lease_valid then state = 'PENDING'
+  else state = 'DOWN' end
+  local cpu, mem, gpus = free_capacity(w)
+  out.workers[#out.workers + 1] = {
+    id = w.id, session = w.session, labels = w.labels, state = state,
+    cpu = w.cpu, mem = w.mem, gpus = w.gpus, free_cpu = cpu, free_mem = mem,
+    free_gpus = table.concat(gpus, ','), tasks = held,
+    heartbeat_at = w.heartbeat_at, liveness_deadline = w.liveness_deadline
+  }
+end
+return reply(out)
