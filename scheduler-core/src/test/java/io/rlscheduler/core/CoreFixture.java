@@ -1,0 +1,46 @@
+package io.rlscheduler.core;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/** Short-lease settings and small helpers shared by the lease-core integration tests. */
+final class CoreFixture {
+
+    /** Leases of about a second, as the tests of the issue ask; heartbeats are sent by the tests. */
+    static CoreOptions shortLeases(RedisNamespace ns) {
+        return CoreOptions.builder()
+                .namespace(ns.name())
+                .heartbeatInterval(Duration.ofMillis(200))
+                .livenessLease(Duration.ofMillis(800))
+                .taskLease(Duration.ofMillis(1500))
+                .ackTimeout(Duration.ofMillis(800))
+                .build();
+    }
+
+    static LeaseCore core(RedisClient client, RedisNamespace ns) {
+        return LeaseCore.create(client, shortLeases(ns));
+    }
+
+    static WorkerRegistration worker(String id, String session, Integer... gpus) {
+        return new WorkerRegistration(id, session, Map.of("zone", "a"), 8, 64L << 30, List.of(gpus));
+    }
+
+    static TaskDefinition task(String id, int gpus) {
+        return TaskDefinition.builder(id).gpus(gpus).owner("alice").specJson("{\"script\":\"train.py\",\"lr\":0.123456789012345678}").build();
+    }
+
+    static String requestId() {
+        return "r-" + UUID.randomUUID();
+    }
+
+    static <T> T join(java.util.concurrent.CompletableFuture<T> future) {
+        return future.orTimeout(10, java.util.concurrent.TimeUnit.SECONDS).join();
+    }
+
+    private CoreFixture() {
+    }
+}

@@ -1,0 +1,286 @@
+package io.rlscheduler.core;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.rlscheduler.core.CoreFixture.join;
+import static io.rlscheduler.core.CoreFixture.requestId;
+import static io.rlscheduler.core.CoreFixture.task;
+import static io.rlscheduler.core.CoreFixture.worker;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Success and rejection paths of every lease script against a real Redis. */
+class LeaseScriptsIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private LeaseCore core;
+
+    @BeforeEach
+    void open(RedisClient client, RedisNamespace ns) {
+        core = CoreFixture.core(client, ns);
+    }
+
+    @AfterEach
+    void close() {
+        core.close();
+    }
+
+    private TaskRecord record(String id) {
+        return join(core.getTask(id)).orElseThrow();
+    }
+
+    private Assignment claimOne(String worker, String session) {
+        ClaimResult claim = join(core.claim(worker, session, 1, requestId()));
+        assertThat(claim.getStatus()).isEqualTo(ClaimStatus.OK);
+        assertThat(claim.getAssignments()).hasSize(1);
+        return claim.getAssignments().get(0);
+    }
+
+    @Test
+    void submitQueuesTaskAndKeepsSpecExactly() {
+        SubmitResult result = join(core.submit(task("t1", 1)));
+        assertThat(result.isCreated()).isTrue();
+        TaskRecord t = record("t1");
+        assertThat(t.getState()).isEqualTo(TaskState.QUEUED);
+        assertThat(t.getSpecJson()).isEqualTo("{\"script\":\"train.py\",\"lr\":0.123456789012345678}");
+        assertThat(t.getOwner()).isEqualTo("alice");
+        assertThat(t.getAttempt()).isZero();
+        assertThat(t.getHistory()).extracting(TaskTransition::getTo).containsExactly(TaskState.QUEUED);
+        assertThat(join(core.queueDepth())).isEqualTo(1);
+    }
+
+    @Test
+    void resubmittingAnIdReturnsTheExistingTaskUnchanged() {
+        join(core.submit(task("t1", 1)));
+        TaskRecord before = record("t1");
+        SubmitResult again = join(core.submit(TaskDefinition.builder("t1").gpus(3).owner("bob").build()));
+        assertThat(again.isCreated()).isFalse();
+        assertThat(again.getTask().toString()).isEqualTo(before.toString());
+        assertThat(record("t1").toString()).isEqualTo(before.toString());
+        assertThat(join(core.queueDepth())).isEqualTo(1);
+    }
+
+    @Test
+    void claimAckFinishRunsTheWholeLifecycle() {
+        join(core.register(worker("w1", "s1", 0, 1)));
+        join(core.submit(task("t1", 1)));
+
+        Assignment a = claimOne("w1", "s1");
+        assertThat(a.getTaskId()).isEqualTo("t1");
+        assertThat(a.getAttempt()).isEqualTo(1);
+        assertThat(a.getGpuIds()).containsExactly(0);
+        assertThat(a.getEpoch()).isGreaterThan(1_600_000_000_000_000L); // floored with the Redis clock, in µs
+        TaskRecord assigned = record("t1");
+        assertThat(assigned.getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(assigned.getWorkerId()).isEqualTo("w1");
+        assertThat(assigned.getEpoch()).isEqualTo(a.getEpoch());
+        assertThat(workerInfo("w1").getFreeGpuIds()).containsExactly(1);
+        assertThat(workerInfo("w1").getTasks()).containsExactly(new TaskLease("t1", a.getEpoch()));
+
+        TaskLease lease = new TaskLease("t1", a.getEpoch());
+        assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
+        assertThat(record("t1").getState()).isEqualTo(TaskState.RUNNING);
+
+        WriteResult done = join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, "{\"reward\":195.5}"));
+        assertThat(done.getStatus()).isEqualTo(WriteStatus.APPLIED);
+        TaskRecord finished = record("t1");
+        assertThat(finished.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(finished.getExitCode()).isZero();
+        assertThat(finished.getFinalMetricsJson()).isEqualTo("{\"reward\":195.5}");
+        assertThat(finished.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
+        assertThat(workerInfo("w1").getFreeGpuIds()).containsExactly(0, 1);
+        assertThat(workerInfo("w1").getTasks()).isEmpty();
+    }
+
+    @Test
+    void replayedAckAndFinishAreDuplicatesWithTheSameAnswer() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.DUPLICATE);
+        join(core.finish(lease, "w1", "s1", TaskState.FAILED, 3, "boom", null));
+        TaskRecord after = record("t1");
+        WriteResult replay = join(core.finish(lease, "w1", "s1", TaskState.FAILED, 3, "boom", null));
+        assertThat(replay.getStatus()).isEqualTo(WriteStatus.DUPLICATE);
+        assertThat(replay.isAccepted()).isTrue();
+        assertThat(record("t1").toString()).isEqualTo(after.toString());
+        WriteResult other = join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null));
+        assertThat(other.getStatus()).isEqualTo(WriteStatus.WRONG_STATE);
+        assertThat(record("t1").toString()).isEqualTo(after.toString());
+    }
+
+    @Test
+    void replayedClaimReturnsTheFirstAnswerAndAssignsNothingMore() {
+        join(core.register(worker("w1", "s1", 0, 1)));
+        join(core.submit(task("t1", 1)));
+        join(core.submit(task("t2", 1)));
+        String request = requestId();
+        ClaimResult first = join(core.claim("w1", "s1", 1, request));
+        ClaimResult replay = join(core.claim("w1", "s1", 1, request));
+        assertThat(replay.toString()).isEqualTo(first.toString());
+        assertThat(record("t2").getState()).isEqualTo(TaskState.QUEUED);
+        assertThat(join(core.queueDepth())).isEqualTo(1);
+    }
+
+    @Test
+    void staleEpochIsRejectedEverywhereAndChangesNothing() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        Assignment a = claimOne("w1", "s1");
+        TaskLease stale = new TaskLease("t1", a.getEpoch() - 1);
+        TaskRecord before = record("t1");
+
+        assertThat(join(core.acknowledge(stale, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.STALE);
+        assertThat(join(core.finish(stale, "w1", "s1", TaskState.SUCCEEDED, 0, null, null)).getStatus())
+                .isEqualTo(WriteStatus.STALE);
+        HeartbeatResult hb = join(core.heartbeat("w1", "s1", List.of(stale)));
+        assertThat(hb.getRevokedTasks()).containsExactly(stale);
+        assertThat(hb.getRenewedTasks()).isZero();
+        assertThat(record("t1").toString()).isEqualTo(before.toString());
+    }
+
+    @Test
+    void wrongSessionIsRejectedAndChangesNothing() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        TaskRecord before = record("t1");
+        assertThat(join(core.acknowledge(lease, "w1", "s-other")).getStatus()).isEqualTo(WriteStatus.WRONG_SESSION);
+        assertThat(join(core.finish(lease, "w1", "s-other", TaskState.FAILED, 1, null, null)).getStatus())
+                .isEqualTo(WriteStatus.WRONG_SESSION);
+        assertThat(join(core.heartbeat("w1", "s-other", List.of(lease))).getStatus()).isEqualTo(HeartbeatStatus.WRONG_SESSION);
+        assertThat(join(core.claim("w1", "s-other", 1, requestId())).getStatus()).isEqualTo(ClaimStatus.WRONG_SESSION);
+        assertThat(record("t1").toString()).isEqualTo(before.toString());
+    }
+
+    @Test
+    void wrongWorkerIsStaleAndChangesNothing() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.register(worker("w2", "s2", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        TaskRecord before = record("t1");
+        assertThat(join(core.acknowledge(lease, "w2", "s2")).getStatus()).isEqualTo(WriteStatus.STALE);
+        assertThat(join(core.finish(lease, "w2", "s2", TaskState.SUCCEEDED, 0, null, null)).getStatus())
+                .isEqualTo(WriteStatus.STALE);
+        assertThat(record("t1").toString()).isEqualTo(before.toString());
+    }
+
+    @Test
+    void wrongStateIsRejectedAndChangesNothing() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        join(core.finish(lease, "w1", "s1", TaskState.TIMED_OUT, null, "ran past 2h", null));
+        TaskRecord before = record("t1");
+        assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.WRONG_STATE);
+        assertThat(join(core.cancel("t1", "too late")).getStatus()).isEqualTo(CancelStatus.WRONG_STATE);
+        assertThat(record("t1").toString()).isEqualTo(before.toString());
+    }
+
+    @Test
+    void unknownTaskAndUnknownWorkerAreTypedAnswers() {
+        TaskLease ghost = new TaskLease("ghost", 5);
+        assertThat(join(core.acknowledge(ghost, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.UNKNOWN_TASK);
+        assertThat(join(core.finish(ghost, "w1", "s1", TaskState.SUCCEEDED, 0, null, null)).getStatus())
+                .isEqualTo(WriteStatus.UNKNOWN_TASK);
+        assertThat(join(core.cancel("ghost", "x")).getStatus()).isEqualTo(CancelStatus.UNKNOWN_TASK);
+        assertThat(join(core.heartbeat("nobody", "s1", List.of())).getStatus()).isEqualTo(HeartbeatStatus.UNKNOWN_WORKER);
+        assertThat(join(core.claim("nobody", "s1", 1, requestId())).getStatus()).isEqualTo(ClaimStatus.UNKNOWN_WORKER);
+        assertThat(join(core.getTask("ghost"))).isEmpty();
+        assertThat(join(core.listWorkers())).isEmpty();
+    }
+
+    @Test
+    void cancelQueuedTaskEndsItAtOnce() {
+        join(core.submit(task("t1", 1)));
+        CancelResult result = join(core.cancel("t1", "changed my mind"));
+        assertThat(result.getStatus()).isEqualTo(CancelStatus.CANCELLED);
+        assertThat(record("t1").getState()).isEqualTo(TaskState.CANCELLED);
+        assertThat(join(core.queueDepth())).isZero();
+        assertThat(join(core.cancel("t1", "again")).getStatus()).isEqualTo(CancelStatus.CANCELLED);
+    }
+
+    @Test
+    void cancelRunningTaskIsRequestedUntilTheWorkerStopsIt() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        CancelResult result = join(core.cancel("t1", "stop"));
+        assertThat(result.getStatus()).isEqualTo(CancelStatus.CANCEL_REQUESTED);
+        assertThat(result.getWorkerId()).isEqualTo("w1");
+        assertThat(result.getEpoch()).isEqualTo(lease.getEpoch());
+        assertThat(record("t1").isCancelRequested()).isTrue();
+        assertThat(record("t1").getState()).isEqualTo(TaskState.RUNNING);
+        join(core.finish(lease, "w1", "s1", TaskState.CANCELLED, -15, "killed", null));
+        assertThat(record("t1").getState()).isEqualTo(TaskState.CANCELLED);
+        assertThat(workerInfo("w1").getFreeGpuIds()).containsExactly(0);
+    }
+
+    @Test
+    void priorityFirstThenFifo() {
+        join(core.register(worker("w1", "s1")));
+        join(core.submit(TaskDefinition.builder("low-1").build()));
+        join(core.submit(TaskDefinition.builder("high-1").priority(10).build()));
+        join(core.submit(TaskDefinition.builder("low-2").build()));
+        join(core.submit(TaskDefinition.builder("high-2").priority(10).build()));
+        join(core.submit(TaskDefinition.builder("top").priority(999).build()));
+        ClaimResult claim = join(core.claim("w1", "s1", 5, requestId()));
+        assertThat(claim.getAssignments()).extracting(Assignment::getTaskId)
+                .containsExactly("top", "high-1", "high-2", "low-1", "low-2");
+    }
+
+    @Test
+    void taskNeedingTwoGpusWaitsUntilOneWorkerHasTwoFree() {
+        join(core.register(worker("w1", "s1", 0, 1)));
+        join(core.register(worker("w2", "s2", 0)));
+        join(core.submit(task("one", 1)));
+        Assignment one = claimOne("w1", "s1");
+        join(core.submit(task("two", 2)));
+        assertThat(join(core.claim("w1", "s1", 1, requestId())).getAssignments()).isEmpty();
+        assertThat(join(core.claim("w2", "s2", 1, requestId())).getAssignments()).isEmpty();
+        assertThat(record("two").getState()).isEqualTo(TaskState.QUEUED);
+        join(core.finish(lease(one), "w1", "s1", TaskState.SUCCEEDED, 0, null, null));
+        Assignment two = claimOne("w1", "s1");
+        assertThat(two.getTaskId()).isEqualTo("two");
+        assertThat(two.getGpuIds()).containsExactly(0, 1);
+    }
+
+    @Test
+    void selectorPlacesTaskOnlyOnMatchingWorker() {
+        join(core.register(new WorkerRegistration("plain", "s1", java.util.Map.of(), 4, 0, List.of(0))));
+        join(core.register(new WorkerRegistration("a100", "s2", java.util.Map.of("gpu", "a100"), 4, 0, List.of(0))));
+        join(core.submit(TaskDefinition.builder("t1").gpus(1).selector("gpu", "a100").build()));
+        assertThat(join(core.claim("plain", "s1", 1, requestId())).getAssignments()).isEmpty();
+        assertThat(claimOne("a100", "s2").getTaskId()).isEqualTo("t1");
+    }
+
+    @Test
+    void badSpecIsRejectedBeforeAnythingIsWritten() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> core.submit(TaskDefinition.builder("t1").specJson("[1,2]").build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("JSON object");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> core.submit(TaskDefinition.builder("t1").specJson("{nope").build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not valid JSON");
+        assertThat(join(core.getTask("t1"))).isEmpty();
+    }
+
+    private WorkerInfo workerInfo(String id) {
+        return join(core.listWorkers()).stream().filter(w -> w.getWorkerId().equals(id)).findFirst().orElseThrow();
+    }
+
+    private static TaskLease lease(Assignment a) {
+        return new TaskLease(a.getTaskId(), a.getEpoch());
+    }
+}
