@@ -10,7 +10,7 @@ if denied then return reply(denied) end
 if st.state == 'RUNNING' then return reply({r = 'DUPLICATE', epoch = st.epoch, state = st.state}) end
 if st.state ~= 'ASSIGNED' then return reply({r = 'WRONG_STATE', epoch = st.epoch, state = st.state}) end
 local now_ms = now_parts()
-local err = transition(st, 'RUNNING', now_ms, 'started on ' .. st.worker)
+local err = transition(st, 'RUNNING', now_ms, 'started on ' .. st.worker, 'worker')
 if err then return err end
 st.started_at = now_ms
 st.deadline = now_ms + tonumber(ARGV[5])

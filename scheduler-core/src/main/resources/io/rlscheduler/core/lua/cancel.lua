@@ -13,7 +13,7 @@ if TERMINAL[st.state] then return reply({r = 'WRONG_STATE', state = st.state}) e
 local now_ms = now_parts()
 if st.state == 'QUEUED' then
   redis.call('ZREM', K_QUEUE, st.id)
-  local err = transition(st, 'CANCELLED', now_ms, ARGV[2])
+  local err = transition(st, 'CANCELLED', now_ms, ARGV[2], 'cancel')
   if err then return err end
   st.finished_at = now_ms
   save_task(st)
@@ -24,6 +24,6 @@ if not st.cancel_requested then
   st.updated_at = now_ms
   save_task(st)
   emit('task', {task = st.id, from = st.state, to = st.state, epoch = st.epoch, worker = st.worker,
-                attempt = st.attempt, reason = 'cancel requested: ' .. ARGV[2], at = now_ms})
+                attempt = st.attempt, reason = 'cancel requested: ' .. ARGV[2], via = 'cancel', at = now_ms})
 end
 return reply({r = 'CANCEL_REQUESTED', worker = st.worker, epoch = st.epoch, state = st.state})

@@ -47,7 +47,7 @@ for _, task_id in ipairs(candidates) do
       st.worker, st.session = id, session
       st.gpu_ids = table.concat(taken, ',')
       st.deadline = now_ms + ack_timeout
-      local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id)
+      local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
       if err then return err end
       save_task(st)
       redis.call('ZREM', K_QUEUE, task_id)

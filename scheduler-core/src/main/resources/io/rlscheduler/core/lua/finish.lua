@@ -21,7 +21,7 @@ end
 local now_ms = now_parts()
 release(st)
 local reason = final == 'SUCCEEDED' and 'exited with code 0' or (ARGV[7] ~= '' and ARGV[7] or final:lower())
-local err = transition(st, final, now_ms, reason)
+local err = transition(st, final, now_ms, reason, 'worker')
 if err then return err end
 if ARGV[6] ~= '' then
   st.has_exit_code = true

@@ -89,7 +89,8 @@ local function emit(kind, fields)
 end
 
 -- Moves a task to state `to`, checking the transition table; records history, index and event.
-local function transition(st, to, now_ms, reason)
+-- `via` names who caused it (submit, claim, worker, cancel, reaper, register) for event readers.
+local function transition(st, to, now_ms, reason, via)
   local from = st.state
   if not TRANSITIONS[from][to] then
     return redis.error_reply('ILLEGAL_TRANSITION ' .. from .. ' -> ' .. to .. ' for ' .. st.id)
@@ -102,7 +103,7 @@ local function transition(st, to, now_ms, reason)
   redis.call('ZREM', K_STATE[from], st.id)
   redis.call('ZADD', K_STATE[to], st.seq, st.id)
   emit('task', {task = st.id, from = from, to = to, epoch = st.epoch, worker = st.worker or '',
-                attempt = st.attempt, reason = reason or '', at = now_ms})
+                attempt = st.attempt, reason = reason or '', via = via or '', at = now_ms})
   return nil
 end
 
@@ -153,7 +154,7 @@ end
 -- Takes a task away from its worker: back to the queue, or FAILED when a limit is exhausted, or
 -- CANCELLED when a cancel was requested. lease_loss counts towards max_lease_losses.
 -- Returns the new state.
-local function requeue(st, now_ms, reason, lease_loss)
+local function requeue(st, now_ms, reason, lease_loss, via)
   release(st)
   if lease_loss then st.lease_losses = st.lease_losses + 1 end
   local to, why = 'QUEUED', reason
@@ -165,7 +166,7 @@ local function requeue(st, now_ms, reason, lease_loss)
     to, why = 'FAILED', reason .. '; ' .. st.attempt .. ' attempts made (limit ' .. st.max_attempts .. ')'
   end
   if to == 'FAILED' then st.error = why end
-  local err = transition(st, to, now_ms, why)
+  local err = transition(st, to, now_ms, why, via)
   if err then return err end
   clear_assignment(st)
   if to == 'QUEUED' then

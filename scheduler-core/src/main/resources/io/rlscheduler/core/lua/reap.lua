@@ -18,9 +18,9 @@ for _, task_id in ipairs(due) do
   elseif st.deadline <= now_ms then
     local to
     if st.state == 'ASSIGNED' then
-      to = requeue(st, now_ms, 'not acknowledged by ' .. st.worker .. ' in time', false)
+      to = requeue(st, now_ms, 'not acknowledged by ' .. st.worker .. ' in time', false, 'reaper')
     else
-      to = requeue(st, now_ms, 'task lease of ' .. st.worker .. ' expired', true)
+      to = requeue(st, now_ms, 'task lease of ' .. st.worker .. ' expired', true, 'reaper')
     end
     if type(to) == 'table' then return to end
     if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id

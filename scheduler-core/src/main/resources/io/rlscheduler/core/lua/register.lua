@@ -23,7 +23,7 @@ if w then
   for task_id, r in pairs(w.tasks) do
     local st = load_task(task_id)
     if st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
-      local to = requeue(st, now_ms, 'worker ' .. id .. ' restarted (new session ' .. session .. ')', true)
+      local to = requeue(st, now_ms, 'worker ' .. id .. ' restarted (new session ' .. session .. ')', true, 'register')
       if type(to) == 'table' then return to end
       if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id
       elseif to == 'FAILED' then out.failed[#out.failed + 1] = task_id

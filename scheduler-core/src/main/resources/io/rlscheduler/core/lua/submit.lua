@@ -29,5 +29,5 @@ redis.call('ZADD', K_QUEUE, queue_score(st), id)
 redis.call('ZADD', K_STATE['QUEUED'], seq, id)
 redis.call('ZADD', KEYS[CORE_KEYS + 1], seq, id)
 emit('task', {task = id, from = '', to = 'QUEUED', epoch = '0', worker = '', attempt = 0,
-              reason = 'submitted', at = now_ms})
+              reason = 'submitted', via = 'submit', at = now_ms})
 return reply({r = 'OK', task = st})
