@@ -11,13 +11,17 @@ public final class Assignment {
     private final long epoch;
     private final int attempt;
     private final List<Integer> gpuIds;
+    private final int cpuSlots;
+    private final long memoryBytes;
     private final String specJson;
 
-    Assignment(String taskId, long epoch, int attempt, List<Integer> gpuIds, String specJson) {
+    Assignment(String taskId, long epoch, int attempt, List<Integer> gpuIds, int cpuSlots, long memoryBytes, String specJson) {
         this.taskId = taskId;
         this.epoch = epoch;
         this.attempt = attempt;
         this.gpuIds = java.util.List.copyOf(gpuIds);
+        this.cpuSlots = cpuSlots;
+        this.memoryBytes = memoryBytes;
         this.specJson = specJson;
     }
 
@@ -41,6 +45,16 @@ public final class Assignment {
         return gpuIds;
     }
 
+    /** Returns the CPU slots reserved for it. */
+    public int getCpuSlots() {
+        return cpuSlots;
+    }
+
+    /** Returns the memory reserved for it, in bytes. */
+    public long getMemoryBytes() {
+        return memoryBytes;
+    }
+
     /** Returns the task's opaque spec, as submitted. */
     public String getSpecJson() {
         return specJson;
@@ -48,6 +62,6 @@ public final class Assignment {
 
     @Override
     public String toString() {
-        return "Assignment{" + "taskId=" + taskId + ", " + "epoch=" + epoch + ", " + "attempt=" + attempt + ", " + "gpuIds=" + gpuIds + ", " + "specJson=" + specJson + '}';
+        return "Assignment{" + "taskId=" + taskId + ", " + "epoch=" + epoch + ", " + "attempt=" + attempt + ", " + "gpuIds=" + gpuIds + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "specJson=" + specJson + '}';
     }
 }

@@ -10,12 +10,14 @@ public final class HeartbeatResult {
     private final HeartbeatStatus status;
     private final int renewedTasks;
     private final List<TaskLease> revokedTasks;
+    private final List<TaskLease> cancelRequested;
     private final long livenessDeadlineMillis;
 
-    HeartbeatResult(HeartbeatStatus status, int renewedTasks, List<TaskLease> revokedTasks, long livenessDeadlineMillis) {
+    HeartbeatResult(HeartbeatStatus status, int renewedTasks, List<TaskLease> revokedTasks, List<TaskLease> cancelRequested, long livenessDeadlineMillis) {
         this.status = status;
         this.renewedTasks = renewedTasks;
         this.revokedTasks = java.util.List.copyOf(revokedTasks);
+        this.cancelRequested = java.util.List.copyOf(cancelRequested);
         this.livenessDeadlineMillis = livenessDeadlineMillis;
     }
 
@@ -34,6 +36,11 @@ public final class HeartbeatResult {
         return revokedTasks;
     }
 
+    /** Returns held tasks whose cancel was requested: the worker must stop them. */
+    public List<TaskLease> getCancelRequested() {
+        return cancelRequested;
+    }
+
     /** Returns the new liveness deadline, ms by the Redis clock; 0 when not accepted. */
     public long getLivenessDeadlineMillis() {
         return livenessDeadlineMillis;
@@ -41,6 +48,6 @@ public final class HeartbeatResult {
 
     @Override
     public String toString() {
-        return "HeartbeatResult{" + "status=" + status + ", " + "renewedTasks=" + renewedTasks + ", " + "revokedTasks=" + revokedTasks + ", " + "livenessDeadlineMillis=" + livenessDeadlineMillis + '}';
+        return "HeartbeatResult{" + "status=" + status + ", " + "renewedTasks=" + renewedTasks + ", " + "revokedTasks=" + revokedTasks + ", " + "cancelRequested=" + cancelRequested + ", " + "livenessDeadlineMillis=" + livenessDeadlineMillis + '}';
     }
 }

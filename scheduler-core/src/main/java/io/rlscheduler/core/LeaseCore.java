@@ -259,13 +259,17 @@ public final class LeaseCore implements AutoCloseable {
             JsonNode r = Replies.parse(reply);
             String code = r.get("r").asText();
             if (!"OK".equals(code)) {
-                return new HeartbeatResult(HeartbeatStatus.valueOf(code), 0, List.of(), 0);
+                return new HeartbeatResult(HeartbeatStatus.valueOf(code), 0, List.of(), List.of(), 0);
             }
             List<TaskLease> revoked = new ArrayList<>();
             for (JsonNode t : Replies.list(r.get("revoked"))) {
                 revoked.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
             }
-            return new HeartbeatResult(HeartbeatStatus.OK, r.get("renewed").asInt(), revoked, r.get("deadline").asLong());
+            List<TaskLease> cancel = new ArrayList<>();
+            for (JsonNode t : Replies.list(r.get("cancel"))) {
+                cancel.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
+            }
+            return new HeartbeatResult(HeartbeatStatus.OK, r.get("renewed").asInt(), revoked, cancel, r.get("deadline").asLong());
         });
     }
 
@@ -299,7 +303,8 @@ public final class LeaseCore implements AutoCloseable {
                     List<Assignment> assignments = new ArrayList<>();
                     for (JsonNode t : Replies.list(r.get("tasks"))) {
                         assignments.add(new Assignment(t.get("id").asText(), Replies.epoch(t.get("epoch")),
-                                t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.get("spec").asText()));
+                                t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.path("cpu").asInt(1),
+                                t.path("mem").asLong(0), t.get("spec").asText()));
                     }
                     return new ClaimResult(ClaimStatus.OK, assignments);
                 });
@@ -336,6 +341,18 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
                                                  Integer exitCode, String error, String metricsJson) {
+        return finish(lease, workerId, sessionId, outcome, exitCode, error, metricsJson, null);
+    }
+
+    /**
+     * Records how an attempt ended, as {@link #finish(TaskLease, String, String, TaskState, Integer, String, String)},
+     * together with the attempt's run directory on the worker's machine.
+     *
+     * @param runDir the run directory, or null
+     * @return the result
+     */
+    public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
+                                                 Integer exitCode, String error, String metricsJson, String runDir) {
         if (!outcome.isTerminal()) {
             throw new IllegalArgumentException("outcome must be a terminal state, was " + outcome);
         }
@@ -345,7 +362,7 @@ public final class LeaseCore implements AutoCloseable {
         return FINISH.run(redis, keys.core(), lease.getTaskId(), Long.toString(lease.getEpoch()),
                         Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                         outcome.name(), exitCode == null ? "" : exitCode.toString(), error == null ? "" : error,
-                        metricsJson == null ? "" : metricsJson, eventsMax)
+                        metricsJson == null ? "" : metricsJson, eventsMax, runDir == null ? "" : runDir)
                 .thenApply(reply -> Replies.write(Replies.parse(reply)));
     }
 

@@ -96,7 +96,7 @@ final class Replies {
                 st.path("cancel_requested").asBoolean(false), hasExit ? st.get("exit_code").asInt() : null,
                 st.path("error").asText(), st.path("metrics").asText(), st.path("reason").asText(),
                 st.get("created_at").asLong(), st.get("updated_at").asLong(), st.path("deadline").asLong(),
-                history, specJson == null ? "{}" : specJson);
+                history, specJson == null ? "{}" : specJson, st.path("run_dir").asText(""));
     }
 
     static WriteResult write(JsonNode r) {

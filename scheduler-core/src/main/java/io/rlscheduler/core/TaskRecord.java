@@ -36,8 +36,9 @@ public final class TaskRecord {
     private final long deadlineMillis;
     private final List<TaskTransition> history;
     private final String specJson;
+    private final String runDir;
 
-    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson) {
+    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir) {
         this.taskId = taskId;
         this.state = state;
         this.priority = priority;
@@ -65,6 +66,7 @@ public final class TaskRecord {
         this.deadlineMillis = deadlineMillis;
         this.history = java.util.List.copyOf(history);
         this.specJson = specJson;
+        this.runDir = runDir;
     }
 
     /** Returns the task id. */
@@ -202,8 +204,13 @@ public final class TaskRecord {
         return specJson;
     }
 
+    /** Returns the run directory of the finished attempt on its worker's machine, or the empty string. */
+    public String getRunDir() {
+        return runDir;
+    }
+
     @Override
     public String toString() {
-        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + '}';
+        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + '}';
     }
 }

@@ -53,7 +53,7 @@ for _, task_id in ipairs(candidates) do
       redis.call('ZREM', K_QUEUE, task_id)
       redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
       w.tasks[task_id] = {e = st.epoch, g = st.gpu_ids, c = st.cpu, m = st.mem}
-      out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt,
+      out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
                                    gpu_ids = st.gpu_ids, spec = redis.call('HGET', K_SPECS, task_id) or '{}'}
     end
   end

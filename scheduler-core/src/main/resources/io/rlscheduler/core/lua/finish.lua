@@ -4,7 +4,7 @@
 -- KEYS: the 16 core keys (lib.lua)
 -- ARGV: [1] task id  [2] epoch  [3] worker id  [4] session id  [5] final state
 --       [6] exit code ('' when none)  [7] error message  [8] final metrics JSON ('' when none)
---       [9] events max length
+--       [9] events max length  [10] run directory on the worker ('' when unknown)
 -- Returns JSON: {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
 EVENTS_MAXLEN = tonumber(ARGV[9])
 local final = ARGV[5]
@@ -29,6 +29,7 @@ if ARGV[6] ~= '' then
 end
 st.error = ARGV[7]
 st.metrics = ARGV[8]
+st.run_dir = ARGV[10] or ''
 st.finished_at = now_ms
 st.deadline = 0
 redis.call('ZREM', K_DEADLINES, st.id)

@@ -6,7 +6,8 @@
 -- KEYS: the 16 core keys (lib.lua)
 -- ARGV: [1] worker id  [2] session id  [3] liveness lease ms  [4] task lease ms
 --       [5] events max length  [6..] pairs: task id, epoch
--- Returns JSON: {r="OK", renewed=n, revoked=[{task, epoch}], deadline=ms}
+-- Returns JSON: {r="OK", renewed=n, revoked=[{task, epoch}], cancel=[{task, epoch}], deadline=ms}
+--   cancel lists held tasks whose cancel was requested: the worker must stop them.
 --            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session=current}
 EVENTS_MAXLEN = tonumber(ARGV[5])
 local id, session = ARGV[1], ARGV[2]
@@ -16,7 +17,7 @@ if w.session ~= session then return reply({r = 'WRONG_SESSION', session = w.sess
 local now_ms = now_parts()
 local deadline = now_ms + tonumber(ARGV[3])
 local lease = tonumber(ARGV[4])
-local out = {r = 'OK', renewed = 0, revoked = {}, deadline = deadline}
+local out = {r = 'OK', renewed = 0, revoked = {}, cancel = {}, deadline = deadline}
 for i = 6, #ARGV, 2 do
   local task_id, epoch = ARGV[i], ARGV[i + 1]
   local st = load_task(task_id)
@@ -27,6 +28,7 @@ for i = 6, #ARGV, 2 do
       save_task(st)
     end
     out.renewed = out.renewed + 1
+    if st.cancel_requested then out.cancel[#out.cancel + 1] = {task = task_id, epoch = epoch} end
   else
     out.revoked[#out.revoked + 1] = {task = task_id, epoch = epoch}
   end

@@ -1,0 +1,286 @@
+package io.rlscheduler.master;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.rlscheduler.core.TaskDefinition;
+import io.rlscheduler.core.TaskIds;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * A training run to submit: a Python script (relative to the workers' script roots), its
+ * parameters, the resources it needs and how to treat it. Built with {@link #python(String)};
+ * every setter validates at once, so a bad spec fails in the caller's code with a clear message
+ * and nothing is written anywhere. Immutable and thread-safe.
+ *
+ * <pre>{@code
+ * TaskSpec spec = TaskSpec.python("train.py")
+ *     .param("algo", "q-learning").param("lr", 0.1).param("episodes", 500)
+ *     .gpus(1).owner("alice").timeout(Duration.ofHours(2))
+ *     .build();
+ * }</pre>
+ *
+ * <p>Parameters reach the script twice: as {@code --name value} arguments, in the order given,
+ * and as a JSON file named by the {@code RLS_PARAMS_FILE} environment variable.
+ */
+public final class TaskSpec {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern SCRIPT = Pattern.compile("[A-Za-z0-9._/-]{1,256}");
+    private static final Pattern PARAM = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,63}");
+    private static final Pattern ENV = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
+    private static final int MAX_TEXT = 4096;
+
+    private final String script;
+    private final Map<String, Object> parameters;
+    private final List<String> arguments;
+    private final Map<String, String> environment;
+    private final Duration timeout;
+    private final TaskDefinition definition;
+
+    private TaskSpec(Builder b, TaskDefinition definition) {
+        this.script = b.script;
+        this.parameters = Collections.unmodifiableMap(new LinkedHashMap<>(b.parameters));
+        this.arguments = List.copyOf(b.arguments);
+        this.environment = Collections.unmodifiableMap(new LinkedHashMap<>(b.environment));
+        this.timeout = b.timeout;
+        this.definition = definition;
+    }
+
+    /**
+     * Starts a spec for a Python script.
+     *
+     * @param script path of the script relative to the workers' script roots, e.g. "train.py" or
+     *               "rl/ppo.py": letters, digits, '.', '_', '-' and '/', no ".." segment, not absolute
+     * @return a builder
+     * @throws IllegalArgumentException if the path is not acceptable
+     */
+    public static Builder python(String script) {
+        return new Builder(requireScript(script));
+    }
+
+    /** Returns the script path, relative to a script root. */
+    public String getScript() { return script; }
+    /** Returns the parameters (String, Number or Boolean values) in the order given; unmodifiable. */
+    public Map<String, Object> getParameters() { return parameters; }
+    /** Returns the extra arguments passed after the parameters; unmodifiable. */
+    public List<String> getArguments() { return arguments; }
+    /** Returns the extra environment variables; unmodifiable. */
+    public Map<String, String> getEnvironment() { return environment; }
+    /** Returns the timeout of each attempt, or null for none. */
+    public Duration getTimeout() { return timeout; }
+    /** Returns the task id. */
+    public String getTaskId() { return definition.getTaskId(); }
+    /** Returns the trace id. */
+    public String getTraceId() { return definition.getTraceId(); }
+    /** Returns the owner. */
+    public String getOwner() { return definition.getOwner(); }
+    /** Returns the GPUs requested. */
+    public int getGpus() { return definition.getGpus(); }
+
+    /** Returns the definition handed to the lease core, with this spec as its JSON. */
+    TaskDefinition toDefinition() {
+        return definition;
+    }
+
+    private static String requireScript(String script) {
+        if (script == null || !SCRIPT.matcher(script).matches() || script.startsWith("/")
+                || ("/" + script + "/").contains("/../") || ("/" + script + "/").contains("/./") || script.endsWith("/")) {
+            throw new IllegalArgumentException("script must be a relative path of [A-Za-z0-9._/-] without '..' or '.' "
+                    + "segments, such as 'train.py'; was " + (script == null ? "null" : "'" + script + "'"));
+        }
+        return script;
+    }
+
+    /** Builds a {@link TaskSpec}. Not thread-safe. */
+    public static final class Builder {
+        private final String script;
+        private final Map<String, Object> parameters = new LinkedHashMap<>();
+        private final List<String> arguments = new ArrayList<>();
+        private final Map<String, String> environment = new LinkedHashMap<>();
+        private Duration timeout;
+        private String taskId;
+        private String traceId;
+        private final TaskDefinition.Builder core;
+
+        private Builder(String script) {
+            this.script = script;
+            this.core = TaskDefinition.builder("pending");
+        }
+
+        /** Sets the task id (see {@link TaskIds}); default a random one. */
+        public Builder taskId(String id) {
+            this.taskId = TaskIds.require(id, "task id");
+            return this;
+        }
+
+        /** Adds a string parameter: name 1 to 64 of [A-Za-z0-9_-] starting with a letter; value at most 4096 characters, one line. */
+        public Builder param(String name, String value) {
+            requireText(value, "value of parameter " + name);
+            parameters.put(requireParam(name), value);
+            return this;
+        }
+
+        /** Adds a numeric parameter; must be finite. */
+        public Builder param(String name, double value) {
+            if (!Double.isFinite(value)) {
+                throw new IllegalArgumentException("parameter " + name + " must be a finite number, was " + value);
+            }
+            parameters.put(requireParam(name), value);
+            return this;
+        }
+
+        /** Adds an integer parameter. */
+        public Builder param(String name, long value) {
+            parameters.put(requireParam(name), value);
+            return this;
+        }
+
+        /** Adds a boolean parameter (passed as "true" or "false"). */
+        public Builder param(String name, boolean value) {
+            parameters.put(requireParam(name), value);
+            return this;
+        }
+
+        /** Adds an extra argument passed after the parameters: at most 4096 characters, one line. */
+        public Builder arg(String argument) {
+            arguments.add(requireText(argument, "argument"));
+            return this;
+        }
+
+        /** Adds an environment variable; the name must not start with RLS_ nor be CUDA_VISIBLE_DEVICES (set by the worker). */
+        public Builder env(String name, String value) {
+            if (name == null || !ENV.matcher(name).matches() || name.startsWith("RLS_") || name.equals("CUDA_VISIBLE_DEVICES")) {
+                throw new IllegalArgumentException("environment variable name must match [A-Za-z_][A-Za-z0-9_]*, "
+                        + "not start with RLS_ and not be CUDA_VISIBLE_DEVICES; was '" + name + "'");
+            }
+            environment.put(name, requireText(value, "value of " + name));
+            return this;
+        }
+
+        /** Sets the GPUs needed, 0 (default) to 64. */
+        public Builder gpus(int gpus) {
+            core.gpus(gpus);
+            return this;
+        }
+
+        /** Sets the CPU slots needed, 1 (default) to 4096. */
+        public Builder cpuSlots(int slots) {
+            core.cpuSlots(slots);
+            return this;
+        }
+
+        /** Sets the memory needed, in bytes; 0 (default) leaves it unspecified. */
+        public Builder memoryBytes(long bytes) {
+            core.memoryBytes(bytes);
+            return this;
+        }
+
+        /** Sets the priority, 0 (default) to 999; higher goes first. */
+        public Builder priority(int priority) {
+            core.priority(priority);
+            return this;
+        }
+
+        /** Requires a worker label with this value (placement). */
+        public Builder selector(String key, String value) {
+            core.selector(key, value);
+            return this;
+        }
+
+        /** Sets the owner (user); default "anonymous". */
+        public Builder owner(String owner) {
+            core.owner(owner);
+            return this;
+        }
+
+        /** Sets the trace id; default a random UUID. */
+        public Builder traceId(String traceId) {
+            core.traceId(traceId);
+            this.traceId = traceId;
+            return this;
+        }
+
+        /** Sets the timeout of each attempt; positive, at least 1 s. Default none. */
+        public Builder timeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("timeout must be at least 1 s, was " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /** Sets how many times the task may be assigned, 1 to 1000; default the master's. */
+        public Builder maxAttempts(int attempts) {
+            core.maxAttempts(attempts);
+            return this;
+        }
+
+        /** Returns the spec. */
+        public TaskSpec build() {
+            String id = taskId != null ? taskId : TaskIds.random();
+            String trace = traceId != null ? traceId : UUID.randomUUID().toString();
+            TaskDefinition probe = core.build();
+            TaskDefinition.Builder def = TaskDefinition.builder(id)
+                    .priority(probe.getPriority()).gpus(probe.getGpus()).cpuSlots(probe.getCpuSlots())
+                    .memoryBytes(probe.getMemoryBytes()).owner(probe.getOwner()).traceId(trace);
+            probe.getSelector().forEach(def::selector);
+            if (probe.getMaxAttempts() > 0) {
+                def.maxAttempts(probe.getMaxAttempts());
+            }
+            def.specJson(specJson(trace));
+            return new TaskSpec(this, def.build());
+        }
+
+        private String specJson(String trace) {
+            ObjectNode spec = JSON.createObjectNode();
+            spec.put("script", script);
+            ObjectNode params = spec.putObject("parameters");
+            parameters.forEach((k, v) -> {
+                if (v instanceof Boolean b) {
+                    params.put(k, b);
+                } else if (v instanceof Long l) {
+                    params.put(k, l);
+                } else if (v instanceof Double d) {
+                    params.put(k, BigDecimal.valueOf(d));
+                } else {
+                    params.put(k, (String) v);
+                }
+            });
+            ArrayNode args = spec.putArray("arguments");
+            arguments.forEach(args::add);
+            ObjectNode env = spec.putObject("environment");
+            environment.forEach(env::put);
+            spec.put("timeoutMs", timeout == null ? 0 : timeout.toMillis());
+            spec.put("traceId", trace);
+            return spec.toString();
+        }
+
+        private static String requireParam(String name) {
+            if (name == null || !PARAM.matcher(name).matches()) {
+                throw new IllegalArgumentException("parameter name must be 1 to 64 of [A-Za-z0-9_-] starting with a letter, was '"
+                        + name + "'");
+            }
+            return name;
+        }
+
+        private static String requireText(String value, String what) {
+            if (value == null || value.length() > MAX_TEXT || value.indexOf('\n') >= 0 || value.indexOf('\r') >= 0
+                    || value.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException(what + " must be at most " + MAX_TEXT
+                        + " characters on one line without NUL");
+            }
+            return value;
+        }
+    }
+}
