@@ -18,9 +18,11 @@ local now_ms = now_parts()
 local deadline = now_ms + tonumber(ARGV[3])
 local lease = tonumber(ARGV[4])
 local out = {r = 'OK', renewed = 0, revoked = {}, cancel = {}, deadline = deadline}
+local seen = {}  -- task id -> decoded state, so the repair pass below does not decode it again
 for i = 6, #ARGV, 2 do
   local task_id, epoch = ARGV[i], ARGV[i + 1]
   local st = load_task(task_id)
+  seen[task_id] = st or false
   if st and st.epoch == epoch and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
     if st.state == 'RUNNING' then
       st.deadline = now_ms + lease
@@ -35,7 +37,8 @@ for i = 6, #ARGV, 2 do
 end
 local repaired = false
 for task_id, r in pairs(w.tasks) do
-  local st = load_task(task_id)
+  local st = seen[task_id]
+  if st == nil then st = load_task(task_id) end
   if not (st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING')) then
     w.tasks[task_id] = nil
     repaired = true
