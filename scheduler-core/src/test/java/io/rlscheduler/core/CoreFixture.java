@@ -21,6 +21,20 @@ final class CoreFixture {
                 .build();
     }
 
+    /**
+     * Settings with the given leases; the heartbeat interval is a tenth of the liveness lease
+     * (heartbeats are sent by the tests anyway).
+     */
+    static CoreOptions leases(RedisNamespace ns, Duration liveness, Duration taskLease, Duration ackTimeout) {
+        return CoreOptions.builder()
+                .namespace(ns.name())
+                .heartbeatInterval(liveness.dividedBy(10))
+                .livenessLease(liveness)
+                .taskLease(taskLease)
+                .ackTimeout(ackTimeout)
+                .build();
+    }
+
     static LeaseCore core(RedisClient client, RedisNamespace ns) {
         return LeaseCore.create(client, shortLeases(ns));
     }
@@ -39,6 +53,31 @@ final class CoreFixture {
 
     static <T> T join(java.util.concurrent.CompletableFuture<T> future) {
         return future.orTimeout(10, java.util.concurrent.TimeUnit.SECONDS).join();
+    }
+
+    static TaskRecord record(LeaseCore core, String taskId) {
+        return join(core.getTask(taskId)).orElseThrow(() -> new AssertionError("no task " + taskId));
+    }
+
+    static WorkerInfo workerInfo(LeaseCore core, String workerId) {
+        return join(core.listWorkers()).stream().filter(w -> w.getWorkerId().equals(workerId)).findFirst()
+                .orElseThrow(() -> new AssertionError("no worker " + workerId));
+    }
+
+    static TaskLease lease(Assignment a) {
+        return new TaskLease(a.getTaskId(), a.getEpoch());
+    }
+
+    /** Every task id of one state index, paging through listTasks. */
+    static List<TaskRecord> allInState(LeaseCore core, TaskState state) {
+        List<TaskRecord> out = new java.util.ArrayList<>();
+        for (int offset = 0; ; offset += 1000) {
+            TaskPage page = join(core.listTasks(state, offset, 1000));
+            out.addAll(page.getTasks());
+            if (offset + 1000 >= page.getTotal()) {
+                return out;
+            }
+        }
     }
 
     private CoreFixture() {

@@ -1,0 +1,150 @@
+package io.rlscheduler.core;
+
+import io.lettuce.core.Range;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.StreamMessage;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.rlscheduler.core.CoreFixture.join;
+import static io.rlscheduler.core.CoreFixture.lease;
+import static io.rlscheduler.core.CoreFixture.requestId;
+import static io.rlscheduler.core.CoreFixture.task;
+import static io.rlscheduler.core.CoreFixture.worker;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The event stream: every transition in order, and resuming after the last event delivered. */
+class EventStreamIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private LeaseCore core;
+    private final List<EventSubscription> subscriptions = new ArrayList<>();
+
+    @BeforeEach
+    void open(RedisClient client, RedisNamespace ns) {
+        // Long leases: nothing here waits for time to pass.
+        core = LeaseCore.create(client, CoreFixture.leases(ns, Duration.ofSeconds(30), Duration.ofSeconds(60),
+                Duration.ofSeconds(60)));
+    }
+
+    @AfterEach
+    void close() {
+        subscriptions.forEach(EventSubscription::close);
+        core.close();
+    }
+
+    private EventSubscription subscribe(String afterId, List<TaskEvent> into) {
+        EventSubscription s = core.subscribe(afterId, into::add);
+        subscriptions.add(s);
+        return s;
+    }
+
+    private static List<TaskEvent> ofTask(List<TaskEvent> events, String taskId) {
+        return events.stream().filter(e -> "task".equals(e.getType()) && taskId.equals(e.getTaskId())).toList();
+    }
+
+    private static void awaitEvents(List<TaskEvent> events, String taskId, int count) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> ofTask(events, taskId).size() >= count);
+    }
+
+    /** Stream ids are "ms-seq"; compares them as numbers. */
+    private static int compareIds(String a, String b) {
+        String[] x = a.split("-");
+        String[] y = b.split("-");
+        int c = Long.compare(Long.parseLong(x[0]), Long.parseLong(y[0]));
+        return c != 0 ? c : Long.compare(Long.parseLong(x[1]), Long.parseLong(y[1]));
+    }
+
+    private static void assertStrictlyIncreasing(List<TaskEvent> events) {
+        for (int i = 1; i < events.size(); i++) {
+            assertThat(compareIds(events.get(i - 1).getStreamId(), events.get(i).getStreamId()))
+                    .as("stream ids %s then %s", events.get(i - 1).getStreamId(), events.get(i).getStreamId())
+                    .isNegative();
+        }
+    }
+
+    @Test
+    void subscriberSeesEveryTransitionOfALifecycleInOrderWithItsEpoch() {
+        List<TaskEvent> events = new CopyOnWriteArrayList<>();
+        subscribe("0", events);
+
+        join(core.submit(task("t1", 1)));
+        join(core.register(worker("w1", "s1", 0)));
+        Assignment a = join(core.claim("w1", "s1", 1, requestId())).getAssignments().get(0);
+        join(core.acknowledge(lease(a), "w1", "s1"));
+        join(core.finish(lease(a), "w1", "s1", TaskState.SUCCEEDED, 0, null, null));
+
+        awaitEvents(events, "t1", 4);
+        List<TaskEvent> t1 = ofTask(events, "t1");
+        assertThat(t1).extracting(TaskEvent::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
+        assertThat(t1).extracting(e -> e.getFields().get("from")).containsExactly("", "QUEUED", "ASSIGNED", "RUNNING");
+        String epoch = Long.toString(a.getEpoch());
+        assertThat(t1).extracting(e -> e.getFields().get("epoch")).containsExactly("0", epoch, epoch, epoch);
+        assertThat(t1).extracting(e -> e.getFields().get("worker")).containsExactly("", "w1", "w1", "w1");
+        assertThat(t1).extracting(e -> e.getFields().get("attempt")).containsExactly("0", "1", "1", "1");
+        assertStrictlyIncreasing(events);
+        assertThat(events).filteredOn(e -> "worker".equals(e.getType()))
+                .extracting(e -> e.getFields().get("what")).containsExactly("registered");
+    }
+
+    @Test
+    void resubscribingFromTheLastIdDeliversOnlyLaterEventsNoneMissedNoneRepeated(
+            RedisNamespace ns, RedisCommands<String, String> commands) {
+        List<TaskEvent> first = new CopyOnWriteArrayList<>();
+        EventSubscription s1 = subscribe("0", first);
+        join(core.submit(task("t1", 1)));
+        join(core.register(worker("w1", "s1", 0)));
+        awaitEvents(first, "t1", 1);
+        s1.close();
+        subscriptions.remove(s1);
+        String lastId = s1.getLastId();
+        assertThat(first).isNotEmpty();
+        assertThat(lastId).isEqualTo(first.get(first.size() - 1).getStreamId());
+        int deliveredBeforeClose = first.size();
+
+        // Transitions while nobody listens.
+        Assignment a = join(core.claim("w1", "s1", 1, requestId())).getAssignments().get(0);
+        join(core.acknowledge(lease(a), "w1", "s1"));
+        join(core.finish(lease(a), "w1", "s1", TaskState.SUCCEEDED, 0, null, null));
+        join(core.submit(task("t2", 1)));
+        join(core.cancel("t2", "not needed"));
+
+        List<TaskEvent> second = new CopyOnWriteArrayList<>();
+        subscribe(lastId, second);
+        awaitEvents(second, "t2", 2);
+        // And one more while the new subscription listens.
+        join(core.submit(task("t3", 0)));
+        awaitEvents(second, "t3", 1);
+        assertThat(first).as("the closed subscription got nothing more").hasSize(deliveredBeforeClose);
+
+        String stream = ns.hashTag() + ":events";
+        List<String> all = commands.xrange(stream, Range.create("-", "+")).stream().map(StreamMessage::getId).toList();
+        List<String> delivered = new ArrayList<>();
+        first.forEach(e -> delivered.add(e.getStreamId()));
+        second.forEach(e -> delivered.add(e.getStreamId()));
+        assertThat(delivered).as("both subscriptions together").doesNotHaveDuplicates().isEqualTo(all);
+        assertThat(compareIds(second.get(0).getStreamId(), lastId)).isPositive();
+        assertStrictlyIncreasing(second);
+
+        assertThat(ofTask(second, "t1")).extracting(TaskEvent::getTo)
+                .containsExactly(TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
+        assertThat(ofTask(second, "t2")).extracting(TaskEvent::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.CANCELLED);
+        assertThat(ofTask(second, "t3")).extracting(TaskEvent::getTo).containsExactly(TaskState.QUEUED);
+        assertThat(ofTask(first, "t1")).extracting(TaskEvent::getTo).containsExactly(TaskState.QUEUED);
+    }
+}
