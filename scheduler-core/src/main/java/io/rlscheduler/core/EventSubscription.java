@@ -30,6 +30,7 @@ public final class EventSubscription implements AutoCloseable {
     private final Consumer<TaskEvent> listener;
     private final Thread thread;
     private volatile boolean running = true;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile String lastId;
 
     private EventSubscription(RedisClient client, String stream, String afterId, Consumer<TaskEvent> listener) {
@@ -96,6 +97,9 @@ public final class EventSubscription implements AutoCloseable {
     /** Stops the subscription, closes its connection and waits up to 5 s for its thread. Idempotent. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         running = false;
         connection.close();
         try {

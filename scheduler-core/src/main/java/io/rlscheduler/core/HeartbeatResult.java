@@ -26,7 +26,7 @@ public final class HeartbeatResult {
         return status;
     }
 
-    /** Returns how many task leases were renewed. */
+    /** Returns how many reported tasks are still held: RUNNING leases renewed, ASSIGNED tasks keeping their ack deadline. */
     public int getRenewedTasks() {
         return renewedTasks;
     }

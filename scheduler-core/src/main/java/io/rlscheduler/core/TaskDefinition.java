@@ -16,6 +16,13 @@ public final class TaskDefinition {
 
     /** Highest priority; tasks with higher priority are dispatched first. */
     public static final int MAX_PRIORITY = 999;
+    /**
+     * Largest memory figure, in bytes, for tasks and workers: 2^46 (64 TiB). Lua scripts hold
+     * numbers as doubles and their JSON encoder keeps 14 significant digits, so larger byte
+     * counts would be rounded silently.
+     */
+    public static final long MAX_MEMORY_BYTES = 1L << 46;
+
     /** Most GPUs one task may ask for. */
     public static final int MAX_GPUS = 64;
 
@@ -121,10 +128,10 @@ public final class TaskDefinition {
             return this;
         }
 
-        /** Sets the memory needed in bytes; 0 (default) means unspecified. Must not be negative. */
+        /** Sets the memory needed in bytes, 0 (default: unspecified) to {@link #MAX_MEMORY_BYTES}. */
         public Builder memoryBytes(long bytes) {
-            if (bytes < 0) {
-                throw new IllegalArgumentException("memoryBytes must not be negative, was " + bytes);
+            if (bytes < 0 || bytes > MAX_MEMORY_BYTES) {
+                throw new IllegalArgumentException("memoryBytes must be between 0 and " + MAX_MEMORY_BYTES + ", was " + bytes);
             }
             this.memoryBytes = bytes;
             return this;

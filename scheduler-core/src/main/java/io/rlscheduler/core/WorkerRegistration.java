@@ -27,7 +27,7 @@ public final class WorkerRegistration {
      * @param sessionId   an id new for every start of the worker process (see {@link TaskIds})
      * @param labels      labels matched against task selectors; must not be null
      * @param cpuSlots    CPU slots offered, at least 1
-     * @param memoryBytes memory offered in bytes, not negative
+     * @param memoryBytes memory offered in bytes, 0 to {@link TaskDefinition#MAX_MEMORY_BYTES}
      * @param gpuIds      GPU ids offered, each 0 to 1023, no duplicates; must not be null
      */
     public WorkerRegistration(String workerId, String sessionId, Map<String, String> labels,
@@ -38,8 +38,9 @@ public final class WorkerRegistration {
         if (cpuSlots < 1) {
             throw new IllegalArgumentException("cpuSlots must be at least 1, was " + cpuSlots);
         }
-        if (memoryBytes < 0) {
-            throw new IllegalArgumentException("memoryBytes must not be negative, was " + memoryBytes);
+        if (memoryBytes < 0 || memoryBytes > TaskDefinition.MAX_MEMORY_BYTES) {
+            throw new IllegalArgumentException("memoryBytes must be between 0 and " + TaskDefinition.MAX_MEMORY_BYTES
+                    + ", was " + memoryBytes);
         }
         Objects.requireNonNull(gpuIds, "gpuIds");
         if (new TreeSet<>(gpuIds).size() != gpuIds.size() || gpuIds.stream().anyMatch(g -> g == null || g < 0 || g > 1023)) {

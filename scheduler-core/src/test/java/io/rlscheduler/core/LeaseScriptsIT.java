@@ -276,6 +276,22 @@ class LeaseScriptsIT {
         assertThat(join(core.getTask("t1"))).isEmpty();
     }
 
+    @Test
+    void lateHeartbeatNeverRevivesAnExpiredLease() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> workerInfo("w1").getState() == WorkerState.DOWN);
+        TaskRecord before = record("t1");
+        HeartbeatResult late = join(core.heartbeat("w1", "s1", List.of(lease)));
+        assertThat(late.getRevokedTasks()).containsExactly(lease);
+        assertThat(late.getRenewedTasks()).isZero();
+        assertThat(record("t1").getDeadlineMillis()).isEqualTo(before.getDeadlineMillis());
+        assertThat(join(core.reap()).getRequeued()).containsExactly("t1");
+    }
+
     private WorkerInfo workerInfo(String id) {
         return join(core.listWorkers()).stream().filter(w -> w.getWorkerId().equals(id)).findFirst().orElseThrow();
     }

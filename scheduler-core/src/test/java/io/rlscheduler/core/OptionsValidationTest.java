@@ -55,6 +55,8 @@ class OptionsValidationTest {
         assertThatThrownBy(() -> TaskDefinition.builder("t").gpus(65)).hasMessageContaining("gpus");
         assertThatThrownBy(() -> TaskDefinition.builder("t").cpuSlots(0)).hasMessageContaining("cpuSlots");
         assertThatThrownBy(() -> TaskDefinition.builder("t").memoryBytes(-1)).hasMessageContaining("memoryBytes");
+        assertThatThrownBy(() -> TaskDefinition.builder("t").memoryBytes(TaskDefinition.MAX_MEMORY_BYTES + 1))
+                .hasMessageContaining("memoryBytes");
         assertThatThrownBy(() -> TaskDefinition.builder("t").priority(1000)).hasMessageContaining("priority");
         assertThatThrownBy(() -> TaskDefinition.builder("t").selector("gpu", "a 100")).hasMessageContaining("selector");
         assertThatThrownBy(() -> TaskDefinition.builder("t").owner("../root")).hasMessageContaining("owner");

@@ -1,5 +1,7 @@
 -- heartbeat.lua: renews a worker's liveness lease and the task lease of each task it reports
--- whose epoch is still current; reports the others as revoked (the worker must stop them).
+-- whose epoch is still current and whose lease has not yet expired by the Redis clock; reports
+-- the others as revoked (the worker must stop them). An expired lease is never revived, even if
+-- no reaper has taken the task back yet: expiry is decided by the one clock, not by who comes first.
 -- Also repairs the worker's side of ownership: a reservation whose task is no longer held by
 -- this worker at that epoch is dropped (capacity is derived from reservations, so this frees
 -- nothing twice).
@@ -23,7 +25,8 @@ for i = 6, #ARGV, 2 do
   local task_id, epoch = ARGV[i], ARGV[i + 1]
   local st = load_task(task_id)
   seen[task_id] = st or false
-  if st and st.epoch == epoch and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
+  local expired = st and st.state == 'RUNNING' and st.deadline <= now_ms
+  if st and not expired and st.epoch == epoch and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
     if st.state == 'RUNNING' then
       st.deadline = now_ms + lease
       redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
