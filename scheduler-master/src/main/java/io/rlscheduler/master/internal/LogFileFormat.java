@@ -1,0 +1,151 @@
+package io.rlscheduler.master.internal;
+
+/**
+ * The format of a task log file, {@code <dir>/<taskId>.log}: UTF-8 text, one record per line, each
+ * line ended by LF.
+ *
+ * <pre>
+ * TRACE_ID:&lt;traceId&gt;                        first line, written when the file is created
+ * RLS_ATTEMPT attempt=&lt;n&gt; epoch=&lt;e&gt;          an attempt (lease epoch) starts; n is 0 when not known
+ * &lt;text&gt;                                   the attempt's output lines, sequence 1, 2, 3, ... in order
+ * RLS_END state=&lt;S&gt; complete=&lt;b&gt; last=&lt;n&gt; [reason=&lt;text&gt;]
+ *                                          the attempt ended (optional; at most one per attempt)
+ * RLS_ATTEMPT attempt=&lt;n+1&gt; epoch=&lt;e2&gt;       the next attempt, and so on
+ * </pre>
+ *
+ * <p>Output text is stored as it was printed, except that CR and LF inside it become spaces (one
+ * output line is one file line) and a line that begins with {@code RLS_} is stored behind the
+ * escape prefix {@code "RLS_TEXT "}, so a task cannot forge a marker by printing one. A line's
+ * sequence number is not stored: it is its position after its attempt's marker.
+ */
+final class LogFileFormat {
+
+    static final String HEADER_PREFIX = "TRACE_ID:";
+    static final String ATTEMPT_PREFIX = "RLS_ATTEMPT ";
+    static final String END_PREFIX = "RLS_END ";
+    static final String ESCAPE_PREFIX = "RLS_TEXT ";
+    private static final String RESERVED_PREFIX = "RLS_";
+    private static final String REASON_KEY = "reason=";
+
+    /** What a file line is. */
+    enum Kind { HEADER, ATTEMPT, END, TEXT }
+
+    /** One parsed file line. Fields not belonging to its kind are 0, false or null. */
+    record Line(Kind kind, String text, int attempt, long epoch, String finalState, boolean complete, long last,
+            String reason) {
+
+        static Line text(String text) {
+            return new Line(Kind.TEXT, text, 0, 0, null, false, 0, null);
+        }
+    }
+
+    private LogFileFormat() {
+    }
+
+    /** Returns {@code text} with each CR and LF replaced by a space. */
+    static String oneLine(String text) {
+        if (text.indexOf('\n') < 0 && text.indexOf('\r') < 0) {
+            return text;
+        }
+        return text.replace('\n', ' ').replace('\r', ' ');
+    }
+
+    /** Returns the header line for a trace id. */
+    static String header(String traceId) {
+        return HEADER_PREFIX + oneLine(traceId);
+    }
+
+    /** Returns the marker line that starts an attempt. */
+    static String attemptMarker(int attempt, long epoch) {
+        return ATTEMPT_PREFIX + "attempt=" + attempt + " epoch=" + epoch;
+    }
+
+    /** Returns the marker line that ends an attempt. */
+    static String endMarker(String finalState, boolean complete, long last, String reason) {
+        String line = END_PREFIX + "state=" + stateToken(finalState) + " complete=" + complete + " last=" + last;
+        return reason == null ? line : line + " " + REASON_KEY + oneLine(reason);
+    }
+
+    /** Returns a state name as one token: no whitespace, never empty. */
+    static String stateToken(String finalState) {
+        if (finalState == null || finalState.isBlank()) {
+            return "UNKNOWN";
+        }
+        return finalState.strip().replaceAll("\\s+", "_");
+    }
+
+    /** Returns the file line that stores an output line already made one line by {@link #oneLine}. */
+    static String textLine(String oneLineText) {
+        return oneLineText.startsWith(RESERVED_PREFIX) ? ESCAPE_PREFIX + oneLineText : oneLineText;
+    }
+
+    /**
+     * Parses a file line.
+     *
+     * @param line      the line without its LF
+     * @param firstLine whether it is the first line of the file (the only place a header may be)
+     */
+    static Line parse(String line, boolean firstLine) {
+        if (firstLine && line.startsWith(HEADER_PREFIX)) {
+            return new Line(Kind.HEADER, line.substring(HEADER_PREFIX.length()), 0, 0, null, false, 0, null);
+        }
+        if (!line.startsWith(RESERVED_PREFIX)) {
+            return Line.text(line);
+        }
+        if (line.startsWith(ESCAPE_PREFIX)) {
+            return Line.text(line.substring(ESCAPE_PREFIX.length()));
+        }
+        try {
+            if (line.startsWith(ATTEMPT_PREFIX)) {
+                return parseAttempt(line.substring(ATTEMPT_PREFIX.length()));
+            }
+            if (line.startsWith(END_PREFIX)) {
+                return parseEnd(line.substring(END_PREFIX.length()));
+            }
+        } catch (IllegalArgumentException malformed) {
+            // Not written by us (we escape every output line starting with RLS_): keep it as text.
+        }
+        return Line.text(line);
+    }
+
+    private static Line parseAttempt(String fields) {
+        Integer attempt = null;
+        Long epoch = null;
+        for (String field : fields.split(" ")) {
+            if (field.startsWith("attempt=")) {
+                attempt = Integer.parseInt(field.substring("attempt=".length()));
+            } else if (field.startsWith("epoch=")) {
+                epoch = Long.parseLong(field.substring("epoch=".length()));
+            }
+        }
+        if (attempt == null || epoch == null) {
+            throw new IllegalArgumentException("incomplete attempt marker");
+        }
+        return new Line(Kind.ATTEMPT, null, attempt, epoch, null, false, 0, null);
+    }
+
+    private static Line parseEnd(String fields) {
+        String reason = null;
+        int reasonAt = fields.indexOf(" " + REASON_KEY);
+        if (reasonAt >= 0) {
+            reason = fields.substring(reasonAt + 1 + REASON_KEY.length());
+            fields = fields.substring(0, reasonAt);
+        }
+        String state = null;
+        Boolean complete = null;
+        long last = 0;
+        for (String field : fields.split(" ")) {
+            if (field.startsWith("state=")) {
+                state = field.substring("state=".length());
+            } else if (field.startsWith("complete=")) {
+                complete = Boolean.parseBoolean(field.substring("complete=".length()));
+            } else if (field.startsWith("last=")) {
+                last = Long.parseLong(field.substring("last=".length()));
+            }
+        }
+        if (state == null || complete == null) {
+            throw new IllegalArgumentException("incomplete end marker");
+        }
+        return new Line(Kind.END, null, 0, 0, state, complete, last, reason);
+    }
+}

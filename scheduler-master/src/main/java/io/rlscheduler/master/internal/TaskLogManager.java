@@ -1,0 +1,893 @@
+package io.rlscheduler.master.internal;
+
+import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.master.LogFollow;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.protocol.LogLine;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master's task log files: writes each task's output lines, exactly once and in order, to
+ * {@code <dir>/<taskId>.log}, and serves followers that read a log from its start and then live.
+ *
+ * <h2>Files</h2>
+ * The first line of a file is {@code TRACE_ID:<traceId>}; each attempt starts with a marker line
+ * {@code RLS_ATTEMPT attempt=<n> epoch=<e>}, followed by its output lines (one file line per
+ * output line; CR and LF inside a line become spaces), and may end with
+ * {@code RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. Output lines that begin with
+ * {@code RLS_} are stored behind the prefix {@code "RLS_TEXT "}, so output cannot forge a marker.
+ * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
+ * (no '/', never '.' or '..'), checked before anything touches the disk; symbolic links are never
+ * followed.
+ *
+ * <h2>Exactly once, in order</h2>
+ * Sequence numbers are per attempt, from 1, without gaps. For the task's current epoch,
+ * {@link #append} writes a line only if its sequence number is one above the last one written:
+ * lower numbers are duplicates (a worker resending after a reconnect) and are skipped; a higher
+ * number is a gap, which ends the batch there (the worker resends from the ack). The returned
+ * value is the highest contiguous sequence number written, the value for {@code LogAck}.
+ * Batches of an older epoch are stale (answered -1, nothing written); a batch of a newer epoch
+ * starts that attempt.
+ *
+ * <h2>Recovery</h2>
+ * The file is the only durable state. The first time a task is touched after the manager was
+ * created (a master restart, a standby master taking over) or after its state was dropped from
+ * the cache, the manager reads the file: the last {@code RLS_ATTEMPT} marker gives the current
+ * epoch and attempt, the number of output lines after it gives the last sequence written, and an
+ * {@code RLS_END} after it says the attempt already ended. A line cut short by a crash (no final
+ * LF) is cut off: it was never acknowledged, so the worker resends it. A worker resending its
+ * unacknowledged lines to the new master therefore adds nothing twice.
+ *
+ * <h2>Threading</h2>
+ * Every method returns at once and does no file I/O on the caller's thread, so Netty event loops
+ * may call it. Tasks are spread over {@link Limits#ioThreads()} I/O threads by task id; each
+ * task's state and file are touched only by its own I/O thread, in call order. Futures complete
+ * on that thread: dependent stages must be short and must not block (a Netty
+ * {@code writeAndFlush} is fine). Data is written to the OS before a future completes; a file is
+ * forced to disk when its attempt ends and when the manager closes, not per batch.
+ *
+ * <p>Followers' consumers run on delivery threads (a cached pool, "rls-log-follow-N"): one thread
+ * at a time per follower, so a slow or blocked consumer holds up only itself. Each follower
+ * reads the file written before it subscribed at its own pace, and gets later lines from a
+ * bounded queue that the I/O thread fills without ever waiting; a follower whose queue is full is
+ * dropped back to reading the file and rejoins live when it has caught up, so it loses no line.
+ * Exceptions thrown by a consumer are logged and delivery goes on. Every follow ends with exactly
+ * one END_OF_STREAM record.
+ *
+ * <h2>Resources</h2>
+ * At most about {@link Limits#maxOpenFiles()} files are open for writing (least recently used are
+ * closed; a file is also closed when its attempt ends); the states of at most about
+ * {@link Limits#maxCachedTasks()} tasks are kept (least recently used tasks without followers or a
+ * pending completion are dropped, and recovered from their file when touched again).
+ *
+ * <p>Thread-safe. {@link #close()} flushes and closes the files, ends all followers and stops the
+ * threads.
+ */
+public final class TaskLogManager implements AutoCloseable {
+
+    /** The trace id written to a file created by a log batch rather than by {@link #open}. */
+    public static final String UNKNOWN_TRACE_ID = "unknown";
+
+    private static final Logger log = LoggerFactory.getLogger(TaskLogManager.class);
+    private static final long CLOSE_TIMEOUT_MILLIS = 10_000;
+    private static final long STALE = -1;
+
+    /**
+     * Sizes of a manager.
+     *
+     * @param ioThreads             threads that write files; tasks are spread over them by id
+     * @param maxOpenFiles          files kept open for appending, in all
+     * @param maxCachedTasks        task states kept in memory, in all (beyond those that are
+     *                              followed or have a completion pending)
+     * @param followerQueueCapacity live lines one follower may have waiting before it falls back
+     *                              to reading the file
+     */
+    public record Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity) {
+
+        /** Checks that each limit is positive. */
+        public Limits {
+            requirePositive(ioThreads, "ioThreads");
+            requirePositive(maxOpenFiles, "maxOpenFiles");
+            requirePositive(maxCachedTasks, "maxCachedTasks");
+            requirePositive(followerQueueCapacity, "followerQueueCapacity");
+        }
+
+        /**
+         * Returns the defaults: half the processors as I/O threads (1 to 4), 256 open files,
+         * 4096 cached tasks, 4096 queued lines per follower.
+         */
+        public static Limits defaults() {
+            int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
+            return new Limits(threads, 256, 4096, 4096);
+        }
+
+        private static void requirePositive(int value, String name) {
+            if (value <= 0) {
+                throw new IllegalArgumentException(name + " must be positive, was " + value);
+            }
+        }
+    }
+
+    private final Path directory;
+    private final Limits limits;
+    private final Stripe[] stripes;
+    private final ThreadPoolExecutor delivery;
+    private final Set<LogFollower> followers = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger openFiles = new AtomicInteger();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * Creates a manager with the {@linkplain Limits#defaults() default limits}.
+     *
+     * @param directory where the log files are; created if missing (on the calling thread)
+     * @throws UncheckedIOException if the directory cannot be created
+     */
+    public TaskLogManager(Path directory) {
+        this(directory, Limits.defaults());
+    }
+
+    /**
+     * Creates a manager.
+     *
+     * @param directory where the log files are; created if missing (on the calling thread)
+     * @param limits    its sizes
+     * @throws UncheckedIOException if the directory cannot be created
+     */
+    public TaskLogManager(Path directory, Limits limits) {
+        this.limits = Objects.requireNonNull(limits, "limits");
+        try {
+            this.directory = Files.createDirectories(Objects.requireNonNull(directory, "directory"))
+                    .toAbsolutePath().normalize();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the task log directory " + directory, e);
+        }
+        int perStripeFiles = Math.max(1, limits.maxOpenFiles() / limits.ioThreads());
+        int perStripeTasks = Math.max(1, limits.maxCachedTasks() / limits.ioThreads());
+        this.stripes = new Stripe[limits.ioThreads()];
+        for (int i = 0; i < stripes.length; i++) {
+            stripes[i] = new Stripe(i, perStripeFiles, perStripeTasks);
+        }
+        this.delivery = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                threads("rls-log-follow-"));
+    }
+
+    /** Returns the directory of the log files (absolute). */
+    public Path getDirectory() {
+        return directory;
+    }
+
+    /** Returns the limits this manager was created with. */
+    public Limits getLimits() {
+        return limits;
+    }
+
+    /**
+     * Returns the log file of a task, {@code <dir>/<taskId>.log}. Touches no file.
+     *
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id
+     */
+    public Path pathOf(String taskId) {
+        TaskIds.require(taskId, "task id");
+        Path path = directory.resolve(taskId + ".log");
+        if (!directory.equals(path.getParent())) {
+            // Cannot happen for a valid id; checked anyway because the name comes from a peer.
+            throw new IllegalArgumentException("task id '" + taskId + "' does not name a file in " + directory);
+        }
+        return path;
+    }
+
+    /**
+     * Starts an attempt's log: creates the file if it does not exist, with the first line
+     * {@code TRACE_ID:<traceId>}, and writes the marker {@code RLS_ATTEMPT attempt=<n> epoch=<e>}.
+     * Idempotent per epoch: a second call for the same epoch writes nothing. A call for an epoch
+     * older than the task's current one is stale and writes nothing. If the file already exists
+     * its first line is kept (a file created by a log batch keeps {@code TRACE_ID:unknown}), and
+     * an attempt already started by a log batch keeps its marker with {@code attempt=0}.
+     * Returns at once.
+     *
+     * @param taskId  the task
+     * @param traceId the task's trace id; CR and LF in it become spaces
+     * @param epoch   the attempt's lease epoch, not negative
+     * @param attempt the attempt number (from 1), not negative
+     * @return completed when the marker is written (or was not needed); fails with the
+     *         IOException if the file cannot be written, or IllegalStateException once closed
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id (nothing is
+     *                                  written), or epoch or attempt is negative
+     */
+    public CompletableFuture<Void> open(String taskId, String traceId, long epoch, int attempt) {
+        pathOf(taskId);
+        Objects.requireNonNull(traceId, "traceId");
+        requireNotNegative(epoch, "epoch");
+        requireNotNegative(attempt, "attempt");
+        return submit(taskId, stripe -> {
+            stripe.open(taskId, traceId, epoch, attempt);
+            return null;
+        });
+    }
+
+    /**
+     * Writes a batch of a task's output lines; see the class comment for the rules. Returns at
+     * once.
+     *
+     * @param taskId the task (as received from a worker: it is checked)
+     * @param epoch  the batch's lease epoch
+     * @param lines  the lines, in ascending sequence order (they are sorted if not)
+     * @return completed, once the new lines are written to the OS, with the highest contiguous
+     *         sequence number of the epoch written (the value to acknowledge; 0 when none), or -1
+     *         when the epoch is older than the task's current one (stale; nothing written). Fails
+     *         with IllegalArgumentException for an invalid task id or a negative epoch (nothing
+     *         written), the IOException if the file cannot be written, IllegalStateException once
+     *         closed
+     */
+    public CompletableFuture<Long> append(String taskId, long epoch, List<LogLine> lines) {
+        try {
+            pathOf(taskId);
+            requireNotNegative(epoch, "epoch");
+            Objects.requireNonNull(lines, "lines");
+        } catch (RuntimeException invalid) {
+            return CompletableFuture.failedFuture(invalid);
+        }
+        List<LogLine> ordered = inSequenceOrder(lines);
+        return submit(taskId, stripe -> stripe.append(taskId, epoch, ordered));
+    }
+
+    /**
+     * Records that an attempt ended, as its worker reported. Once every line up to
+     * {@code lastSequence} is written (now, or when the missing lines arrive), the end is written
+     * to the file ({@code RLS_END}), the file is forced to disk and closed, and followers get
+     * END_OF_STREAM with {@code finalState}, marked complete. Lines above {@code lastSequence}
+     * are not written afterwards. Stale epochs and repeated calls are ignored. Returns at once.
+     *
+     * <p>If the missing lines never come (the worker died after reporting), call
+     * {@link #abandon} to end the followers anyway.
+     *
+     * @param taskId       the task
+     * @param epoch        the attempt's lease epoch
+     * @param lastSequence the attempt's last sequence number (0: it printed nothing)
+     * @param finalState   how it ended, e.g. "SUCCEEDED"
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id, or a number is negative
+     */
+    public void complete(String taskId, long epoch, long lastSequence, String finalState) {
+        pathOf(taskId);
+        requireNotNegative(epoch, "epoch");
+        requireNotNegative(lastSequence, "lastSequence");
+        Objects.requireNonNull(finalState, "finalState");
+        run(taskId, "complete", stripe -> stripe.complete(taskId, epoch, lastSequence, finalState));
+    }
+
+    /**
+     * Records that a task ended without its worker reporting the end of its log (failed by the
+     * reaper, cancelled while its worker was gone): followers get END_OF_STREAM with
+     * {@code finalState} at once (after the lines already written), marked incomplete with a note
+     * naming {@code reason}; the end is written to the file, so later followers get the same.
+     * Lines that still arrive for the attempt are written. Ignored if the current attempt already
+     * ended. Returns at once.
+     *
+     * @param taskId     the task
+     * @param finalState the state it ended in, e.g. "FAILED"
+     * @param reason     why, for the note; may be null
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id
+     */
+    public void abandon(String taskId, String finalState, String reason) {
+        pathOf(taskId);
+        Objects.requireNonNull(finalState, "finalState");
+        String note = "the task ended without its worker reporting the end of its log; the log may be incomplete"
+                + (reason == null || reason.isBlank() ? "" : ": " + reason);
+        run(taskId, "abandon", stripe -> stripe.abandon(taskId, finalState, note));
+    }
+
+    /**
+     * Follows a task's log: {@code consumer} receives every output line in the file, attempt
+     * after attempt, then the lines written from then on, without gap or duplicate, then exactly
+     * one END_OF_STREAM record: when the current attempt ends ({@link #complete}, {@link #abandon}),
+     * at once after the replay if it has already ended, or when the follow or the manager is
+     * closed. A task without a log yet is waited for. The consumer runs on a delivery thread, never
+     * concurrently with itself; see the class comment. Returns at once.
+     *
+     * @param taskId   the task
+     * @param consumer receives the records; exceptions it throws are logged and delivery goes on
+     * @return the follow, to close it or wait for its end
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id
+     * @throws IllegalStateException    if the manager is closed
+     */
+    public LogFollow follow(String taskId, Consumer<LogRecord> consumer) {
+        Path path = pathOf(taskId);
+        Objects.requireNonNull(consumer, "consumer");
+        if (closed.get()) {
+            throw new IllegalStateException("the task log manager is closed");
+        }
+        LogFollower follower = new LogFollower(taskId, path, consumer, limits.followerQueueCapacity(), delivery, this);
+        followers.add(follower);
+        attach(follower);
+        return follower;
+    }
+
+    /**
+     * Closes the manager: lets the writes already asked for finish, forces the files to disk and
+     * closes them, ends every follower with END_OF_STREAM marked incomplete, and stops the threads
+     * (waiting up to 10 s for each group; a consumer still blocked then is interrupted). Calls made
+     * afterwards fail with IllegalStateException ({@link #follow}) or a failed future. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (Stripe stripe : stripes) {
+            try {
+                stripe.executor.execute(stripe::closeAll);
+            } catch (RejectedExecutionException alreadyStopped) {
+                // Nothing to flush.
+            }
+            stripe.executor.shutdown();
+        }
+        boolean interrupted = false;
+        for (Stripe stripe : stripes) {
+            interrupted |= awaitTermination(stripe.executor, "log writer");
+        }
+        for (LogFollower follower : followers) {
+            follower.terminate("the task log manager was closed");
+        }
+        delivery.shutdown();
+        interrupted |= awaitTermination(delivery, "log delivery");
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Returns how many files are open for appending now. For tests and metrics. */
+    int openFileCount() {
+        return openFiles.get();
+    }
+
+    // ---- called by followers -------------------------------------------------------------------
+
+    /** Asks the task's I/O thread to attach a follower at the file's current end. */
+    void attach(LogFollower follower) {
+        Stripe stripe = stripeOf(follower.getTaskId());
+        try {
+            stripe.executor.execute(() -> {
+                stripe.attach(follower);
+                stripe.trim();
+            });
+        } catch (RejectedExecutionException closing) {
+            follower.terminate("the task log manager was closed");
+        }
+    }
+
+    /** Removes a closed follower from its task's live followers. */
+    void detach(LogFollower follower) {
+        Stripe stripe = stripeOf(follower.getTaskId());
+        try {
+            stripe.executor.execute(() -> stripe.detach(follower));
+        } catch (RejectedExecutionException closing) {
+            // The states are gone with the manager.
+        }
+    }
+
+    /** Forgets a follower that has delivered its END_OF_STREAM. */
+    void followerEnded(LogFollower follower) {
+        followers.remove(follower);
+    }
+
+    // ---- plumbing ------------------------------------------------------------------------------
+
+    @FunctionalInterface
+    private interface StripeCall<T> {
+        T call(Stripe stripe) throws IOException;
+    }
+
+    @FunctionalInterface
+    private interface StripeAction {
+        void run(Stripe stripe) throws IOException;
+    }
+
+    private Stripe stripeOf(String taskId) {
+        return stripes[Math.floorMod(taskId.hashCode(), stripes.length)];
+    }
+
+    private <T> CompletableFuture<T> submit(String taskId, StripeCall<T> call) {
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the task log manager is closed"));
+        }
+        Stripe stripe = stripeOf(taskId);
+        CompletableFuture<T> result = new CompletableFuture<>();
+        try {
+            stripe.executor.execute(() -> {
+                T value;
+                try {
+                    value = call.call(stripe);
+                } catch (IOException | RuntimeException e) {
+                    log.warn("task {}: log write failed: {}", taskId, e.toString());
+                    stripe.trim();
+                    result.completeExceptionally(e);
+                    return;
+                }
+                stripe.trim();
+                result.complete(value);
+            });
+        } catch (RejectedExecutionException closing) {
+            result.completeExceptionally(new IllegalStateException("the task log manager is closed"));
+        }
+        return result;
+    }
+
+    private void run(String taskId, String what, StripeAction action) {
+        submit(taskId, stripe -> {
+            action.run(stripe);
+            return null;
+        }).whenComplete((ignored, failure) -> {
+            if (failure instanceof IllegalStateException) {
+                log.debug("task {}: {} after the log manager closed: ignored", taskId, what);
+            } else if (failure != null) {
+                log.error("task {}: {} of its log failed", taskId, what, failure);
+            }
+        });
+    }
+
+    private static List<LogLine> inSequenceOrder(List<LogLine> lines) {
+        for (int i = 1; i < lines.size(); i++) {
+            if (lines.get(i).getSequence() < lines.get(i - 1).getSequence()) {
+                List<LogLine> sorted = new ArrayList<>(lines);
+                sorted.sort(Comparator.comparingLong(LogLine::getSequence));
+                return sorted;
+            }
+        }
+        return lines;
+    }
+
+    private static void requireNotNegative(long value, String name) {
+        if (value < 0) {
+            throw new IllegalArgumentException(name + " must not be negative, was " + value);
+        }
+    }
+
+    private boolean awaitTermination(ExecutorService executor, String what) {
+        try {
+            if (!executor.awaitTermination(CLOSE_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)) {
+                log.warn("{} threads did not stop within {} ms; interrupting them", what, CLOSE_TIMEOUT_MILLIS);
+                executor.shutdownNow();
+            }
+            return false;
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            return true;
+        }
+    }
+
+    private static ThreadFactory threads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** Bytes to append, built before one write call. */
+    private static final class Output {
+        private static final int KEEP = 64 * 1024;
+        private byte[] bytes = new byte[KEEP];
+        private int size;
+
+        void reset() {
+            if (bytes.length > 16 * KEEP) {
+                bytes = new byte[KEEP];
+            }
+            size = 0;
+        }
+
+        void line(String line) {
+            byte[] encoded = line.getBytes(StandardCharsets.UTF_8);
+            if (size + encoded.length + 1 > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + encoded.length + 1));
+            }
+            System.arraycopy(encoded, 0, bytes, size, encoded.length);
+            size += encoded.length;
+            bytes[size++] = '\n';
+        }
+
+        int size() {
+            return size;
+        }
+
+        ByteBuffer buffer() {
+            return ByteBuffer.wrap(bytes, 0, size);
+        }
+    }
+
+    /**
+     * One I/O thread and the tasks that hash to it. Every method runs on that thread, so the
+     * states need no locks; the order of calls for one task is the order they were made.
+     */
+    private final class Stripe {
+        final ThreadPoolExecutor executor;
+        private final int maxOpenFiles;
+        private final int maxCachedTasks;
+        private final LinkedHashMap<String, TaskLogState> states = new LinkedHashMap<>(64, 0.75f, true);
+        private final Output out = new Output();
+        private int openWriters;
+
+        Stripe(int index, int maxOpenFiles, int maxCachedTasks) {
+            this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                    threads("rls-log-io-" + index + "-"));
+            this.maxOpenFiles = maxOpenFiles;
+            this.maxCachedTasks = maxCachedTasks;
+        }
+
+        // ---- operations ----
+
+        void open(String taskId, String traceId, long epoch, int attempt) throws IOException {
+            TaskLogState st = state(taskId);
+            if (epoch < st.epoch) {
+                log.debug("task {}: open for epoch {} older than {}: stale, ignored", taskId, epoch, st.epoch);
+                return;
+            }
+            if (epoch > st.epoch) {
+                startAttempt(st, epoch, attempt, traceId);
+            }
+        }
+
+        long append(String taskId, long epoch, List<LogLine> lines) throws IOException {
+            TaskLogState st = state(taskId);
+            if (epoch < st.epoch) {
+                log.debug("task {}: log batch for epoch {} older than {}: stale, ignored", taskId, epoch, st.epoch);
+                return STALE;
+            }
+            if (epoch > st.epoch) {
+                startAttempt(st, epoch, 0, UNKNOWN_TRACE_ID);
+            }
+            if (!lines.isEmpty()) {
+                writeLines(st, lines);
+            }
+            finishIfDue(st);
+            return st.lastSequence;
+        }
+
+        void complete(String taskId, long epoch, long lastSequence, String finalState) throws IOException {
+            TaskLogState st = state(taskId);
+            if (epoch < st.epoch) {
+                log.debug("task {}: completion for epoch {} older than {}: stale, ignored", taskId, epoch, st.epoch);
+                return;
+            }
+            if (epoch > st.epoch) {
+                startAttempt(st, epoch, 0, UNKNOWN_TRACE_ID);
+            }
+            if (st.ended != null) {
+                return;
+            }
+            st.pendingEndSequence = lastSequence;
+            st.pendingFinalState = finalState;
+            finishIfDue(st);
+        }
+
+        void abandon(String taskId, String finalState, String note) throws IOException {
+            TaskLogState st = state(taskId);
+            if (st.ended == null) {
+                end(st, finalState, false, note);
+            }
+        }
+
+        void attach(LogFollower follower) {
+            TaskLogState st;
+            try {
+                st = state(follower.getTaskId());
+            } catch (IOException e) {
+                follower.terminate("cannot read the log file: " + e);
+                return;
+            }
+            if (follower.attach(st.length, st.ended)) {
+                st.followers.add(follower);
+            }
+        }
+
+        void detach(LogFollower follower) {
+            TaskLogState st = states.get(follower.getTaskId());
+            if (st != null) {
+                st.followers.remove(follower);
+            }
+        }
+
+        void closeAll() {
+            for (TaskLogState st : states.values()) {
+                if (st.writer != null) {
+                    try {
+                        st.writer.force(false);
+                    } catch (IOException e) {
+                        log.warn("task {}: cannot force log file to disk: {}", st.taskId, e.toString());
+                    }
+                    closeWriter(st);
+                }
+            }
+            states.clear();
+        }
+
+        // ---- writing ----
+
+        private void startAttempt(TaskLogState st, long epoch, int attempt, String traceId) throws IOException {
+            writer(st);
+            out.reset();
+            if (st.length == 0) {
+                out.line(LogFileFormat.header(traceId));
+            }
+            out.line(LogFileFormat.attemptMarker(attempt, epoch));
+            commit(st);
+            st.startAttempt(epoch, attempt);
+        }
+
+        private void writeLines(TaskLogState st, List<LogLine> lines) throws IOException {
+            if (!writesAny(st, lines)) {
+                return; // duplicates only, or beyond the end: leave a closed file closed
+            }
+            writer(st);
+            out.reset();
+            long last = st.lastSequence;
+            List<LogRecord> records = new ArrayList<>(lines.size());
+            long[] ends = new long[lines.size()];
+            for (LogLine line : lines) {
+                long sequence = line.getSequence();
+                if (sequence <= last) {
+                    continue;
+                }
+                if (sequence != last + 1 || sequence > st.sequenceLimit) {
+                    break;
+                }
+                String text = LogFileFormat.oneLine(line.getText());
+                out.line(LogFileFormat.textLine(text));
+                ends[records.size()] = st.length + out.size();
+                records.add(LogRecord.line(st.taskId, st.attempt, st.epoch, sequence, line.getStream(), text));
+                last = sequence;
+            }
+            if (records.isEmpty()) {
+                return;
+            }
+            commit(st);
+            st.lastSequence = last;
+            if (st.followers.isEmpty()) {
+                return;
+            }
+            for (Iterator<LogFollower> it = st.followers.iterator(); it.hasNext();) {
+                LogFollower follower = it.next();
+                for (int i = 0; i < records.size(); i++) {
+                    if (!follower.offer(records.get(i), ends[i])) {
+                        it.remove();
+                        break;
+                    }
+                }
+            }
+        }
+
+        private static boolean writesAny(TaskLogState st, List<LogLine> lines) {
+            for (LogLine line : lines) {
+                if (line.getSequence() > st.lastSequence) {
+                    return line.getSequence() == st.lastSequence + 1 && line.getSequence() <= st.sequenceLimit;
+                }
+            }
+            return false;
+        }
+
+        private void finishIfDue(TaskLogState st) {
+            if (st.ended == null && st.pendingEndSequence >= 0 && st.lastSequence >= st.pendingEndSequence) {
+                end(st, st.pendingFinalState, true, null);
+            }
+        }
+
+        /** Ends the current attempt: writes RLS_END, forces and closes the file, ends the followers. */
+        private void end(TaskLogState st, String finalState, boolean complete, String note) {
+            try {
+                writer(st);
+                out.reset();
+                if (st.length == 0) {
+                    out.line(LogFileFormat.header(UNKNOWN_TRACE_ID));
+                }
+                out.line(LogFileFormat.endMarker(finalState, complete, st.lastSequence, note));
+                commit(st);
+                st.writer.force(false);
+            } catch (IOException e) {
+                // The followers still get their END_OF_STREAM; only later ones may miss it.
+                log.error("task {}: cannot write the end of its log: {}", st.taskId, e.toString());
+            } finally {
+                closeWriter(st);
+            }
+            LogRecord endRecord = LogRecord.endOfStream(st.taskId, st.attempt, st.epoch, finalState, complete, note);
+            st.ended = endRecord;
+            st.pendingEndSequence = -1;
+            st.pendingFinalState = null;
+            if (complete) {
+                st.sequenceLimit = st.lastSequence;
+            }
+            for (LogFollower follower : st.followers) {
+                follower.end(endRecord);
+            }
+            st.followers.clear();
+        }
+
+        private void commit(TaskLogState st) throws IOException {
+            ByteBuffer buffer = out.buffer();
+            try {
+                while (buffer.hasRemaining()) {
+                    st.writer.write(buffer);
+                }
+            } catch (IOException e) {
+                st.needsRecovery = true;
+                closeWriter(st);
+                throw e;
+            }
+            st.length += out.size();
+        }
+
+        /** Returns the task's append channel, opening it (and creating the file) if needed. */
+        private FileChannel writer(TaskLogState st) throws IOException {
+            if (st.writer != null) {
+                return st.writer;
+            }
+            for (int tries = 0;; tries++) {
+                FileChannel channel = FileChannel.open(st.path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS);
+                long size;
+                try {
+                    size = channel.size();
+                } catch (IOException e) {
+                    channel.close();
+                    throw e;
+                }
+                if (size == st.length) {
+                    st.writer = channel;
+                    openWriters++;
+                    openFiles.incrementAndGet();
+                    return channel;
+                }
+                channel.close();
+                if (tries > 0) {
+                    throw new IOException("log file " + st.path + " keeps changing outside the log manager");
+                }
+                log.warn("task {}: log file {} changed outside the log manager ({} bytes, expected {}); reading it"
+                        + " again", st.taskId, st.path, size, st.length);
+                recover(st);
+            }
+        }
+
+        private void closeWriter(TaskLogState st) {
+            if (st.writer == null) {
+                return;
+            }
+            try {
+                st.writer.close();
+            } catch (IOException e) {
+                log.warn("task {}: closing log file: {}", st.taskId, e.toString());
+            }
+            st.writer = null;
+            openWriters--;
+            openFiles.decrementAndGet();
+        }
+
+        // ---- state ----
+
+        private TaskLogState state(String taskId) throws IOException {
+            TaskLogState st = states.get(taskId);
+            if (st == null) {
+                st = new TaskLogState(taskId, pathOf(taskId));
+                states.put(taskId, st);
+            }
+            if (st.needsRecovery) {
+                recover(st);
+            }
+            return st;
+        }
+
+        /**
+         * Rebuilds a task's state from its file: the last attempt marker gives the epoch and
+         * attempt, the output lines after it the last sequence, an end marker after it the end.
+         * A last line without LF (cut short by a crash, never acknowledged) is cut off. Live
+         * followers are detached: they read what they may have missed from the file and attach
+         * again.
+         */
+        private void recover(TaskLogState st) throws IOException {
+            st.needsRecovery = true;
+            closeWriter(st);
+            for (LogFollower follower : st.followers) {
+                follower.detach();
+            }
+            st.followers.clear();
+            long pendingEpoch = st.epoch;
+            long pendingSequence = st.pendingEndSequence;
+            String pendingState = st.pendingFinalState;
+            st.startAttempt(-1, 0);
+            st.length = 0;
+            if (Files.exists(st.path, LinkOption.NOFOLLOW_LINKS)) {
+                long lines = 0;
+                try (LogLineReader reader = LogLineReader.open(st.path, 0)) {
+                    boolean first = true;
+                    for (String line = reader.next(Long.MAX_VALUE); line != null; line = reader.next(Long.MAX_VALUE)) {
+                        LogFileFormat.Line parsed = LogFileFormat.parse(line, first);
+                        first = false;
+                        lines++;
+                        switch (parsed.kind()) {
+                            case ATTEMPT -> st.startAttempt(parsed.epoch(), parsed.attempt());
+                            case TEXT -> {
+                                if (st.epoch >= 0) {
+                                    st.lastSequence++;
+                                }
+                            }
+                            case END -> {
+                                st.ended = LogRecord.endOfStream(st.taskId, st.attempt, st.epoch, parsed.finalState(),
+                                        parsed.complete(), parsed.reason());
+                                st.sequenceLimit = parsed.complete() ? parsed.last() : Long.MAX_VALUE;
+                            }
+                            default -> {
+                                // the header
+                            }
+                        }
+                    }
+                    st.length = reader.consumed();
+                }
+                long size = Files.size(st.path);
+                if (size > st.length) {
+                    log.warn("task {}: log file {} ends with an incomplete line ({} bytes); cutting it off, the"
+                            + " worker resends it", st.taskId, st.path, size - st.length);
+                    try (FileChannel channel = FileChannel.open(st.path, StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS)) {
+                        channel.truncate(st.length);
+                    }
+                }
+                log.debug("task {}: log state read from {}: {} lines, epoch {}, attempt {}, last sequence {}{}",
+                        st.taskId, st.path, lines, st.epoch, st.attempt, st.lastSequence,
+                        st.ended == null ? "" : ", ended");
+            }
+            if (pendingSequence >= 0 && st.epoch == pendingEpoch && st.ended == null) {
+                st.pendingEndSequence = pendingSequence;
+                st.pendingFinalState = pendingState;
+            }
+            st.needsRecovery = false;
+        }
+
+        /** Closes the least recently used files, and drops the least recently used idle states, over the limits. */
+        void trim() {
+            if (openWriters <= maxOpenFiles && states.size() <= maxCachedTasks) {
+                return;
+            }
+            for (Iterator<TaskLogState> it = states.values().iterator(); it.hasNext()
+                    && (openWriters > maxOpenFiles || states.size() > maxCachedTasks);) {
+                TaskLogState st = it.next();
+                if (openWriters > maxOpenFiles) {
+                    closeWriter(st);
+                }
+                if (states.size() > maxCachedTasks && st.isEvictable()) {
+                    closeWriter(st);
+                    it.remove();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.rlscheduler.master.internal;
+
+import io.rlscheduler.master.LogRecord;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * What the log manager knows of one task's log. Confined to the task's I/O thread: no field is
+ * read or written by any other thread, so nothing here is synchronized. Everything in it except
+ * {@link #followers} and a pending completion can be rebuilt from the file (see
+ * {@link TaskLogManager}, "Recovery"), which is what makes it safe to drop from the cache.
+ */
+final class TaskLogState {
+
+    final String taskId;
+    final Path path;
+
+    /** The state must be re-read from the file before use (first touch, or after an I/O error). */
+    boolean needsRecovery = true;
+    /** The current (highest known) epoch; -1 when no attempt has started. */
+    long epoch = -1;
+    /** The current attempt's number; 0 when not known. */
+    int attempt;
+    /** The highest sequence number of the current attempt written, all below it written too. */
+    long lastSequence;
+    /** The file's length in bytes: every byte up to here is a complete line. */
+    long length;
+
+    /** With a completion pending: the attempt's final sequence number; -1 when none is pending. */
+    long pendingEndSequence = -1;
+    String pendingFinalState;
+
+    /** The END_OF_STREAM record of the current attempt once it ended; null while it runs. */
+    LogRecord ended;
+    /** Lines above this sequence are not written (the attempt ended complete at it). */
+    long sequenceLimit = Long.MAX_VALUE;
+
+    /** The open append channel, or null while closed. */
+    FileChannel writer;
+
+    /** Followers receiving this task's lines live, in subscription order. */
+    final Set<LogFollower> followers = new LinkedHashSet<>();
+
+    TaskLogState(String taskId, Path path) {
+        this.taskId = taskId;
+        this.path = path;
+    }
+
+    /** Returns whether dropping this state loses nothing the file cannot give back. */
+    boolean isEvictable() {
+        return followers.isEmpty() && pendingEndSequence < 0;
+    }
+
+    /** Starts a new attempt in memory (its marker is already written). */
+    void startAttempt(long newEpoch, int newAttempt) {
+        epoch = newEpoch;
+        attempt = newAttempt;
+        lastSequence = 0;
+        pendingEndSequence = -1;
+        pendingFinalState = null;
+        ended = null;
+        sequenceLimit = Long.MAX_VALUE;
+    }
+}

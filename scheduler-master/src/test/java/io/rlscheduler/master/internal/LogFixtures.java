@@ -1,0 +1,109 @@
+package io.rlscheduler.master.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.LongStream;
+
+/** Helpers shared by the task log tests. */
+final class LogFixtures {
+
+    static final long TIMEOUT_SECONDS = 30;
+
+    private LogFixtures() {
+    }
+
+    static LogLine line(long sequence, String text) {
+        return LogLine.newBuilder().setSequence(sequence).setStream(LogStream.LOG_STREAM_STDOUT).setText(text).build();
+    }
+
+    /** Lines {@code from..to} (inclusive) with text "line-N". */
+    static List<LogLine> lines(long from, long to) {
+        List<LogLine> lines = new ArrayList<>();
+        for (long sequence = from; sequence <= to; sequence++) {
+            lines.add(line(sequence, "line-" + sequence));
+        }
+        return lines;
+    }
+
+    static List<String> texts(long from, long to) {
+        return LongStream.rangeClosed(from, to).mapToObj(n -> "line-" + n).toList();
+    }
+
+    static <T> T await(CompletableFuture<T> future) {
+        try {
+            return future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("future did not complete normally: " + e, e);
+        }
+    }
+
+    static List<String> fileLines(Path file) {
+        try {
+            return Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A consumer that keeps every record, and checks none comes after END_OF_STREAM. */
+    static final class Recorder implements Consumer<LogRecord> {
+        private final List<LogRecord> records = new ArrayList<>();
+        private int ends;
+        private int afterEnd;
+        volatile String threadName;
+
+        @Override
+        public synchronized void accept(LogRecord record) {
+            threadName = Thread.currentThread().getName();
+            if (ends > 0) {
+                afterEnd++;
+            }
+            if (record.isEndOfStream()) {
+                ends++;
+            }
+            records.add(record);
+        }
+
+        synchronized List<LogRecord> records() {
+            return new ArrayList<>(records);
+        }
+
+        synchronized List<LogRecord> lines() {
+            return records.stream().filter(LogRecord::isLine).toList();
+        }
+
+        synchronized List<String> texts() {
+            return records.stream().filter(LogRecord::isLine).map(LogRecord::getText).toList();
+        }
+
+        synchronized List<Long> sequences() {
+            return records.stream().filter(LogRecord::isLine).map(LogRecord::getSequence).toList();
+        }
+
+        synchronized int lineCount() {
+            return (int) records.stream().filter(LogRecord::isLine).count();
+        }
+
+        /** Asserts exactly one END_OF_STREAM, as the last record, and returns it. */
+        synchronized LogRecord onlyEnd() {
+            assertThat(ends).as("END_OF_STREAM records").isEqualTo(1);
+            assertThat(afterEnd).as("records after END_OF_STREAM").isZero();
+            LogRecord last = records.get(records.size() - 1);
+            assertThat(last.isEndOfStream()).isTrue();
+            return last;
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.rlscheduler.master.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rlscheduler.master.internal.LogFileFormat.Kind;
+import io.rlscheduler.master.internal.LogFileFormat.Line;
+import org.junit.jupiter.api.Test;
+
+class TaskLogFormatTest {
+
+    @Test
+    void headerAndMarkersHaveTheDocumentedForm() {
+        assertThat(LogFileFormat.header("tr-1")).isEqualTo("TRACE_ID:tr-1");
+        assertThat(LogFileFormat.attemptMarker(2, 17)).isEqualTo("RLS_ATTEMPT attempt=2 epoch=17");
+        assertThat(LogFileFormat.endMarker("SUCCEEDED", true, 40, null))
+                .isEqualTo("RLS_END state=SUCCEEDED complete=true last=40");
+    }
+
+    @Test
+    void markersParseBack() {
+        Line attempt = LogFileFormat.parse("RLS_ATTEMPT attempt=2 epoch=17", false);
+        assertThat(attempt.kind()).isEqualTo(Kind.ATTEMPT);
+        assertThat(attempt.attempt()).isEqualTo(2);
+        assertThat(attempt.epoch()).isEqualTo(17);
+
+        Line end = LogFileFormat.parse(LogFileFormat.endMarker("FAILED", false, 3, "worker gone\nfor good"), false);
+        assertThat(end.kind()).isEqualTo(Kind.END);
+        assertThat(end.finalState()).isEqualTo("FAILED");
+        assertThat(end.complete()).isFalse();
+        assertThat(end.last()).isEqualTo(3);
+        assertThat(end.reason()).isEqualTo("worker gone for good");
+    }
+
+    @Test
+    void headerIsRecognisedOnlyAsTheFirstLine() {
+        assertThat(LogFileFormat.parse("TRACE_ID:abc", true).kind()).isEqualTo(Kind.HEADER);
+        Line later = LogFileFormat.parse("TRACE_ID:abc", false);
+        assertThat(later.kind()).isEqualTo(Kind.TEXT);
+        assertThat(later.text()).isEqualTo("TRACE_ID:abc");
+    }
+
+    @Test
+    void outputThatLooksLikeAMarkerIsEscapedAndReadBackAsText() {
+        for (String text : new String[] {"RLS_ATTEMPT attempt=9 epoch=99", "RLS_END state=SUCCEEDED complete=true last=1",
+                "RLS_TEXT x", "RLS_"}) {
+            String stored = LogFileFormat.textLine(text);
+            assertThat(stored).startsWith("RLS_TEXT ");
+            Line parsed = LogFileFormat.parse(stored, false);
+            assertThat(parsed.kind()).isEqualTo(Kind.TEXT);
+            assertThat(parsed.text()).isEqualTo(text);
+        }
+        assertThat(LogFileFormat.textLine("plain RLS_ATTEMPT")).isEqualTo("plain RLS_ATTEMPT");
+    }
+
+    @Test
+    void malformedMarkerIsKeptAsText() {
+        Line parsed = LogFileFormat.parse("RLS_ATTEMPT attempt=x", false);
+        assertThat(parsed.kind()).isEqualTo(Kind.TEXT);
+        assertThat(parsed.text()).isEqualTo("RLS_ATTEMPT attempt=x");
+    }
+
+    @Test
+    void lineBreaksBecomeSpaces() {
+        assertThat(LogFileFormat.oneLine("a\nb\r\nc\r")).isEqualTo("a b  c ");
+        assertThat(LogFileFormat.header("t\n1")).isEqualTo("TRACE_ID:t 1");
+    }
+
+    @Test
+    void finalStateIsOneToken() {
+        assertThat(LogFileFormat.stateToken(" TIMED OUT ")).isEqualTo("TIMED_OUT");
+        assertThat(LogFileFormat.stateToken("")).isEqualTo("UNKNOWN");
+    }
+}

@@ -1,0 +1,266 @@
+package io.rlscheduler.master.internal;
+
+import static io.rlscheduler.master.internal.LogFixtures.await;
+import static io.rlscheduler.master.internal.LogFixtures.fileLines;
+import static io.rlscheduler.master.internal.LogFixtures.line;
+import static io.rlscheduler.master.internal.LogFixtures.lines;
+import static io.rlscheduler.master.internal.LogFixtures.texts;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rlscheduler.protocol.LogLine;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TaskLogManagerTest {
+
+    @TempDir
+    Path root;
+
+    private Path dir;
+    private TaskLogManager logs;
+
+    @BeforeEach
+    void start() {
+        dir = root.resolve("logs");
+        logs = new TaskLogManager(dir);
+    }
+
+    @AfterEach
+    void stop() {
+        logs.close();
+    }
+
+    private List<String> file(String taskId) {
+        return fileLines(dir.resolve(taskId + ".log"));
+    }
+
+    private static List<String> concat(List<String> head, List<String> tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(tail);
+        return all;
+    }
+
+    @Test
+    void createsTheDirectoryAndAFileWhoseFirstLineIsTheTraceId() {
+        assertThat(dir).isDirectory();
+        await(logs.open("t1", "trace-abc", 7, 1));
+        assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "RLS_ATTEMPT attempt=1 epoch=7");
+    }
+
+    @Test
+    void writesLinesInSequenceOrderAndAcksTheLast() {
+        await(logs.open("t1", "tr", 7, 1));
+        assertThat(await(logs.append("t1", 7, lines(1, 3)))).isEqualTo(3);
+        assertThat(await(logs.append("t1", 7, List.of(line(5, "line-5"), line(4, "line-4"))))).isEqualTo(5);
+        assertThat(file("t1")).containsExactlyElementsOf(
+                concat(List.of("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
+    }
+
+    @Test
+    void skipsLinesAlreadyWrittenWhenAWorkerResends() {
+        await(logs.open("t1", "tr", 7, 1));
+        await(logs.append("t1", 7, lines(1, 4)));
+        assertThat(await(logs.append("t1", 7, lines(2, 6)))).isEqualTo(6);
+        assertThat(await(logs.append("t1", 7, lines(1, 6)))).isEqualTo(6);
+        assertThat(await(logs.append("t1", 7, List.of(line(3, "again"), line(3, "again"))))).isEqualTo(6);
+        assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 6));
+    }
+
+    @Test
+    void aGapEndsTheBatchAndTheAckIsTheContiguousPrefix() {
+        await(logs.open("t1", "tr", 7, 1));
+        List<LogLine> batch = new ArrayList<>(lines(1, 3));
+        batch.addAll(lines(5, 8));
+        assertThat(await(logs.append("t1", 7, batch))).isEqualTo(3);
+        assertThat(await(logs.append("t1", 7, lines(6, 9)))).as("still missing 4").isEqualTo(3);
+        assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 3));
+
+        assertThat(await(logs.append("t1", 7, lines(4, 9)))).as("resent from the ack").isEqualTo(9);
+        assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 9));
+    }
+
+    @Test
+    void aBatchOfAnOlderEpochIsStaleAndWritesNothing() {
+        await(logs.open("t1", "tr", 7, 1));
+        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.open("t1", "tr", 9, 2));
+        assertThat(await(logs.append("t1", 7, lines(3, 5)))).isEqualTo(-1L);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "RLS_ATTEMPT attempt=2 epoch=9");
+        await(logs.open("t1", "tr", 7, 1));
+        assertThat(file("t1")).hasSize(5);
+    }
+
+    @Test
+    void aNewAttemptGetsAMarkerAndSequenceNumbersStartAgain() {
+        await(logs.open("t1", "tr", 7, 1));
+        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.open("t1", "tr", 9, 2));
+        assertThat(await(logs.append("t1", 9, lines(1, 2)))).isEqualTo(2);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2");
+    }
+
+    @Test
+    void openingTheSameEpochTwiceWritesOneMarker() {
+        await(logs.open("t1", "tr", 7, 1));
+        await(logs.append("t1", 7, lines(1, 1)));
+        await(logs.open("t1", "tr", 7, 1));
+        assertThat(await(logs.append("t1", 7, lines(1, 2)))).isEqualTo(2);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2");
+    }
+
+    @Test
+    void aBatchOfANewerEpochStartsThatAttemptAndCreatesTheFileIfNeeded() {
+        assertThat(await(logs.append("t1", 12, lines(1, 2)))).isEqualTo(2);
+        assertThat(file("t1")).containsExactly("TRACE_ID:unknown", "RLS_ATTEMPT attempt=0 epoch=12", "line-1",
+                "line-2");
+        await(logs.open("t1", "tr", 12, 3));
+        assertThat(file("t1")).as("open of the epoch already started writes nothing").hasSize(4);
+    }
+
+    @Test
+    void aNewerEpochWhoseFirstBatchDoesNotStartAtOneIsAckedAtZero() {
+        assertThat(await(logs.append("t1", 12, lines(5, 6)))).isZero();
+        assertThat(await(logs.append("t1", 12, lines(1, 6)))).isEqualTo(6);
+    }
+
+    @Test
+    void lineBreaksInsideALineBecomeSpacesSoOneLineIsOneFileLine() {
+        await(logs.open("t1", "tr\nx", 7, 1));
+        await(logs.append("t1", 7, List.of(line(1, "a\nb"), line(2, "c\r\nd"), line(3, ""))));
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr x", "RLS_ATTEMPT attempt=1 epoch=7", "a b", "c  d", "");
+    }
+
+    @Test
+    void outputCannotForgeAMarker() throws IOException {
+        await(logs.open("t1", "tr", 7, 1));
+        await(logs.append("t1", 7, List.of(line(1, "RLS_ATTEMPT attempt=5 epoch=99"), line(2, "ok"))));
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7",
+                "RLS_TEXT RLS_ATTEMPT attempt=5 epoch=99", "ok");
+        logs.close();
+        logs = new TaskLogManager(dir);
+        assertThat(await(logs.append("t1", 7, lines(1, 3)))).as("epoch 7 is still current, 2 lines written")
+                .isEqualTo(3);
+    }
+
+    @Test
+    void completionWritesTheEndAndClosesTheFile() {
+        await(logs.open("t1", "tr", 7, 1));
+        await(logs.append("t1", 7, lines(1, 2)));
+        assertThat(logs.openFileCount()).isEqualTo(1);
+        logs.complete("t1", 7, 2, "SUCCEEDED");
+        assertThat(await(logs.append("t1", 7, lines(1, 4)))).as("nothing after the last sequence").isEqualTo(2);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "RLS_END state=SUCCEEDED complete=true last=2");
+        assertThat(logs.openFileCount()).isZero();
+    }
+
+    @Test
+    void invalidTaskIdsAreRejectedBeforeAnythingIsWritten() throws IOException {
+        for (String bad : new String[] {"../x", "..", ".", "a/b", "/tmp/x", "", "x\\y", ".hidden", "a\u0000b",
+                "x".repeat(129)}) {
+            assertThatThrownBy(() -> logs.open(bad, "tr", 1, 1)).isInstanceOf(IllegalArgumentException.class);
+            CompletableFuture<Long> append = logs.append(bad, 1, lines(1, 1));
+            assertThatThrownBy(() -> append.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> logs.follow(bad, r -> { })).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> logs.complete(bad, 1, 1, "SUCCEEDED"))
+                    .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> logs.abandon(bad, "FAILED", "x")).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThatThrownBy(() -> logs.open(null, "tr", 1, 1)).isInstanceOf(IllegalArgumentException.class);
+        // A round trip through the I/O thread, so a write wrongly queued would have happened by now.
+        await(logs.open("ok", "tr", 1, 1));
+        try (Stream<Path> all = Files.walk(root)) {
+            assertThat(all.filter(Files::isRegularFile).toList()).containsExactly(dir.resolve("ok.log"));
+        }
+    }
+
+    @Test
+    void negativeEpochsAreRejected() {
+        assertThatThrownBy(() -> logs.open("t1", "tr", -1, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(logs.append("t1", -5, lines(1, 1))).isCompletedExceptionally();
+        assertThat(dir.resolve("t1.log")).doesNotExist();
+    }
+
+    @Test
+    void openFilesStayWithinTheLimitAndReopenedFilesGoOnCorrectly() {
+        logs.close();
+        logs = new TaskLogManager(dir, new TaskLogManager.Limits(1, 2, 100, 16));
+        for (int round = 0; round < 3; round++) {
+            for (int task = 0; task < 10; task++) {
+                String id = "task-" + task;
+                await(logs.open(id, "tr", 7, 1));
+                await(logs.append(id, 7, lines(round * 2 + 1, round * 2 + 2)));
+                assertThat(logs.openFileCount()).isLessThanOrEqualTo(2);
+            }
+        }
+        for (int task = 0; task < 10; task++) {
+            assertThat(file("task-" + task)).containsExactlyElementsOf(
+                    concat(List.of("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 6)));
+        }
+    }
+
+    @Test
+    void tasksDroppedFromTheCacheAreReadBackWithoutDuplicates() {
+        logs.close();
+        logs = new TaskLogManager(dir, new TaskLogManager.Limits(1, 1, 2, 16));
+        for (int task = 0; task < 6; task++) {
+            await(logs.open("task-" + task, "tr", 7, 1));
+            await(logs.append("task-" + task, 7, lines(1, 3)));
+        }
+        for (int task = 0; task < 6; task++) {
+            assertThat(await(logs.append("task-" + task, 7, lines(2, 5)))).isEqualTo(5);
+            assertThat(await(logs.append("task-" + task, 6, lines(1, 9)))).isEqualTo(-1L);
+        }
+        for (int task = 0; task < 6; task++) {
+            assertThat(file("task-" + task)).containsExactlyElementsOf(
+                    concat(List.of("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
+        }
+    }
+
+    @Test
+    void closeIsIdempotentAndLaterCallsFail() {
+        await(logs.open("t1", "tr", 7, 1));
+        logs.close();
+        logs.close();
+        assertThat(logs.append("t1", 7, lines(1, 1))).isCompletedExceptionally();
+        assertThat(logs.open("t1", "tr", 8, 2)).isCompletedExceptionally();
+        assertThatThrownBy(() -> logs.follow("t1", r -> { })).isInstanceOf(IllegalStateException.class);
+        logs.complete("t1", 7, 0, "SUCCEEDED");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7");
+    }
+
+    @Test
+    void callsDoNoFileIoOnTheCallersThread() {
+        // File I/O on an interrupted thread fails (the channel is closed by the interrupt), so
+        // these calls succeed only if the I/O happens elsewhere.
+        Thread.currentThread().interrupt();
+        CompletableFuture<Void> open;
+        CompletableFuture<Long> append;
+        try {
+            open = logs.open("t1", "tr", 7, 1);
+            append = logs.append("t1", 7, lines(1, 3));
+            logs.complete("t1", 7, 3, "SUCCEEDED");
+        } finally {
+            assertThat(Thread.interrupted()).as("the caller's interrupt is left alone").isTrue();
+        }
+        await(open);
+        assertThat(await(append)).isEqualTo(3);
+        await(logs.follow("t1", record -> { }).whenEnded()); // queued after the completion
+        assertThat(file("t1")).endsWith("RLS_END state=SUCCEEDED complete=true last=3");
+    }
+}
