@@ -263,6 +263,7 @@ public final class TaskSpec {
             environment.forEach(env::put);
             spec.put("timeoutMs", timeout == null ? 0 : timeout.toMillis());
             spec.put("traceId", trace);
+            spec.put("owner", core.build().getOwner());
             return spec.toString();
         }
 

@@ -1,0 +1,78 @@
+package io.rlscheduler.master;
+
+import io.rlscheduler.core.WorkerState;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
+
+/** A point-in-time view of a master's health, from {@link SchedulerMaster#health()}. Immutable. */
+public final class HealthSnapshot {
+
+    private final String masterId;
+    private final String transport;
+    private final int connectedWorkers;
+    private final Map<WorkerState, Integer> workersByState;
+    private final long queueDepth;
+    private final long assignedTasks;
+    private final long runningTasks;
+    private final int eventLoops;
+    private final long pendingEventLoopTasks;
+    private final long dispatchRounds;
+    private final long tasksDispatched;
+    private final long reaperPasses;
+
+    HealthSnapshot(String masterId, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
+                   long queueDepth, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
+                   long dispatchRounds, long tasksDispatched, long reaperPasses) {
+        this.masterId = masterId;
+        this.transport = transport;
+        this.connectedWorkers = connectedWorkers;
+        EnumMap<WorkerState, Integer> copy = new EnumMap<>(WorkerState.class);
+        for (WorkerState s : WorkerState.values()) {
+            copy.put(s, workersByState.getOrDefault(s, 0));
+        }
+        this.workersByState = Collections.unmodifiableMap(copy);
+        this.queueDepth = queueDepth;
+        this.assignedTasks = assignedTasks;
+        this.runningTasks = runningTasks;
+        this.eventLoops = eventLoops;
+        this.pendingEventLoopTasks = pendingEventLoopTasks;
+        this.dispatchRounds = dispatchRounds;
+        this.tasksDispatched = tasksDispatched;
+        this.reaperPasses = reaperPasses;
+    }
+
+    /** Returns this master's id. */
+    public String getMasterId() { return masterId; }
+    /** Returns the socket transport in use, "epoll" or "nio". */
+    public String getTransport() { return transport; }
+    /** Returns how many workers hold an authenticated connection to this master. */
+    public int getConnectedWorkers() { return connectedWorkers; }
+    /** Returns the registered workers by derived state (all states present, zero where none). */
+    public Map<WorkerState, Integer> getWorkersByState() { return workersByState; }
+    /** Returns how many tasks wait in the queue. */
+    public long getQueueDepth() { return queueDepth; }
+    /** Returns how many tasks are assigned but not yet started. */
+    public long getAssignedTasks() { return assignedTasks; }
+    /** Returns how many tasks are running. */
+    public long getRunningTasks() { return runningTasks; }
+    /** Returns the number of I/O event loops. */
+    public int getEventLoops() { return eventLoops; }
+    /** Returns the tasks waiting in the event loops' queues, summed: a backlog here means overload. */
+    public long getPendingEventLoopTasks() { return pendingEventLoopTasks; }
+    /** Returns how many dispatch rounds ran since start. */
+    public long getDispatchRounds() { return dispatchRounds; }
+    /** Returns how many assignments were sent to workers since start. */
+    public long getTasksDispatched() { return tasksDispatched; }
+    /** Returns how many reaper passes ran since start. */
+    public long getReaperPasses() { return reaperPasses; }
+
+    @Override
+    public String toString() {
+        return "HealthSnapshot{master=" + masterId + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
+                + ", workersByState=" + workersByState + ", queueDepth=" + queueDepth + ", assigned=" + assignedTasks
+                + ", running=" + runningTasks + ", eventLoops=" + eventLoops + ", pendingEventLoopTasks="
+                + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
+                + ", reaperPasses=" + reaperPasses + '}';
+    }
+}

@@ -1,0 +1,627 @@
+package io.rlscheduler.master;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
+import io.rlscheduler.core.CancelResult;
+import io.rlscheduler.core.CancelStatus;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.SubmitResult;
+import io.rlscheduler.core.TaskEvent;
+import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskPage;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.master.internal.ConnectedWorker;
+import io.rlscheduler.master.internal.Dispatcher;
+import io.rlscheduler.master.internal.MasterContext;
+import io.rlscheduler.master.internal.TaskLogManager;
+import io.rlscheduler.master.internal.TaskWatcher;
+import io.rlscheduler.master.internal.WorkerChannelHandler;
+import io.rlscheduler.master.internal.WorkerRegistry;
+import io.rlscheduler.protocol.CancelReason;
+import io.rlscheduler.protocol.CancelTask;
+import io.rlscheduler.protocol.HandshakeProof;
+import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ProtocolChannelInitializer;
+import io.rlscheduler.protocol.ProtocolOptions;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The scheduler's master: accepts training tasks, queues them in Redis, dispatches each to a
+ * connected worker with room for it, and serves their logs and results.
+ *
+ * <pre>{@code
+ * SchedulerMaster master = SchedulerMaster.builder()
+ *     .redis(RedisURI.create("redis://localhost:6379")).rpcPort(9000).secret(secret).build();
+ * master.start();
+ * TaskHandle run = master.submit(TaskSpec.python("train.py").param("lr", 0.1).gpus(1).build());
+ * TaskResult result = run.result().get();
+ * master.close();
+ * }</pre>
+ *
+ * <p>Inside: a Netty server (one boss thread, {@code ioThreads} event loops, native epoll where
+ * available) where workers authenticate with the shared secret; a registry of connected workers;
+ * an event-driven dispatcher; a reaper taking back expired leases; a watcher of the lease core's
+ * event stream; and an asynchronous log manager writing {@code <logDirectory>/<taskId>.log}. No
+ * event loop ever waits on Redis or the disk.
+ *
+ * <p>All task state lives in Redis, so several masters may share one Redis namespace: any of them
+ * accepts submissions and queries. Lifecycle as {@link java.util.concurrent.ExecutorService}:
+ * {@link #start()}, {@link #shutdown()}, {@link #awaitTermination(Duration)}, {@link #close()}.
+ * Thread-safe. The methods that return plain values block the calling thread while Redis answers
+ * (bounded by {@link Builder#apiTimeout(Duration)}); do not call them from an event loop.
+ */
+public final class SchedulerMaster implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(SchedulerMaster.class);
+
+    /** Default RPC port. */
+    public static final int DEFAULT_RPC_PORT = 9000;
+    /** Default log directory, relative to the working directory. */
+    public static final Path DEFAULT_LOG_DIRECTORY = Path.of("logs");
+    /** Default assignments per worker per dispatch round. */
+    public static final int DEFAULT_DISPATCH_BATCH = 16;
+    /** Default period of the reaper. */
+    public static final Duration DEFAULT_REAP_INTERVAL = Duration.ofSeconds(1);
+    /** Default period of the backstop dispatch round (dispatch is event-driven; this only catches up). */
+    public static final Duration DEFAULT_DISPATCH_INTERVAL = Duration.ofSeconds(1);
+    /** Default time a new connection has to authenticate. */
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+    /** Default bound of the blocking API methods. */
+    public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
+
+    private enum State { NEW, RUNNING, SHUTDOWN, TERMINATED }
+
+    private final Builder config;
+    private final RedisClient client;
+    private final boolean ownsClient;
+    private final String masterId;
+    private final WorkerRegistry registry = new WorkerRegistry();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final AtomicLong reaperPasses = new AtomicLong();
+    private State state = State.NEW;
+    private LeaseCore core;
+    private TaskLogManager logs;
+    private Dispatcher dispatcher;
+    private TaskWatcher watcher;
+    private EventLoopGroup boss;
+    private EventLoopGroup io;
+    private Channel serverChannel;
+    private ScheduledExecutorService timers;
+    private NettyTransport transport;
+
+    private SchedulerMaster(Builder b) {
+        this.config = b;
+        this.ownsClient = b.client == null;
+        this.client = b.client != null ? b.client : RedisClient.create(b.redisUri);
+        this.masterId = b.masterId != null ? b.masterId : defaultMasterId();
+    }
+
+    /** Returns a new builder. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts the master: connects to Redis, binds the RPC port, starts the dispatcher, the reaper
+     * and the event watcher. Blocks until the port is bound.
+     *
+     * @return this master
+     * @throws IllegalStateException if already started
+     * @throws SchedulerException    if Redis or the port cannot be reached (the master is then shut down)
+     */
+    public synchronized SchedulerMaster start() {
+        if (state != State.NEW) {
+            throw new IllegalStateException("master " + masterId + " was already started");
+        }
+        state = State.RUNNING;
+        try {
+            CoreOptions options = config.coreOptions;
+            core = LeaseCore.create(client, options);
+            logs = new TaskLogManager(config.logDirectory);
+            dispatcher = new Dispatcher(core, registry, (id, trace, epoch, attempt) -> logs.open(id, trace, epoch, attempt),
+                    config.dispatchBatch);
+            watcher = new TaskWatcher(core, dispatcher, logs);
+            watcher.start();
+            MasterContext context = new MasterContext(masterId, config.secret, options, registry, dispatcher, logs,
+                    config.handshakeTimeout.toMillis());
+            transport = config.transport;
+            boss = transport.newGroup(1, "rls-master-boss");
+            io = transport.newGroup(config.ioThreads, "rls-master-io");
+            serverChannel = new ServerBootstrap()
+                    .group(boss, io)
+                    .channel(transport.serverChannel())
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ProtocolChannelInitializer(config.protocolOptions, () -> new WorkerChannelHandler(context)))
+                    .bind(config.bindHost, config.rpcPort).syncUninterruptibly().channel();
+            timers = Executors.newScheduledThreadPool(1, r -> {
+                Thread t = new Thread(r, "rls-master-timers");
+                t.setDaemon(true);
+                return t;
+            });
+            timers.scheduleWithFixedDelay(this::reapOnce, config.reapInterval.toMillis(), config.reapInterval.toMillis(),
+                    TimeUnit.MILLISECONDS);
+            timers.scheduleWithFixedDelay(dispatcher::trigger, config.dispatchInterval.toMillis(),
+                    config.dispatchInterval.toMillis(), TimeUnit.MILLISECONDS);
+            log.info("master {} listening on {} ({}), namespace {}", masterId, serverChannel.localAddress(), transport,
+                    options.getNamespace());
+            dispatcher.trigger();
+            return this;
+        } catch (RuntimeException e) {
+            shutdown();
+            throw e instanceof SchedulerException ? e : new SchedulerException("master " + masterId + " failed to start: " + e, true, e);
+        }
+    }
+
+    private void reapOnce() {
+        core.reap().whenComplete((result, error) -> {
+            reaperPasses.incrementAndGet();
+            if (error != null) {
+                log.warn("reaper pass failed: {}", error.toString());
+                return;
+            }
+            if (!result.getRequeued().isEmpty() || !result.getFailed().isEmpty() || !result.getCancelled().isEmpty()) {
+                log.info("reaper took back tasks: requeued {}, failed {}, cancelled {}", result.getRequeued(),
+                        result.getFailed(), result.getCancelled());
+                dispatcher.trigger();
+            }
+            if (result.isMore() && timers != null && !timers.isShutdown()) {
+                timers.execute(this::reapOnce);
+            }
+        });
+    }
+
+    /** Returns the master's id. */
+    public String getMasterId() {
+        return masterId;
+    }
+
+    /** Returns the address the RPC server is bound to (with the actual port when 0 was configured). */
+    public InetSocketAddress getRpcAddress() {
+        requireRunning();
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    /**
+     * Submits a task; returns once Redis has it. Idempotent by task id: submitting a spec whose
+     * id exists returns a handle to the existing task, unchanged.
+     *
+     * @param spec the task
+     * @return its handle
+     */
+    public TaskHandle submit(TaskSpec spec) {
+        return await(submitAsync(spec));
+    }
+
+    /** Submits a task without blocking; see {@link #submit(TaskSpec)}. */
+    public CompletableFuture<TaskHandle> submitAsync(TaskSpec spec) {
+        requireRunning();
+        Objects.requireNonNull(spec, "spec");
+        return core.submit(spec.toDefinition()).thenApply((SubmitResult r) -> {
+            dispatcher.trigger();
+            return new TaskHandle(this, r.getTask().getTaskId());
+        });
+    }
+
+    /**
+     * Returns a handle to an existing task.
+     *
+     * @param taskId the task id
+     * @return the handle (the task's existence is checked when the handle is used)
+     */
+    public TaskHandle task(String taskId) {
+        return new TaskHandle(this, TaskIds.require(taskId, "task id"));
+    }
+
+    /** Returns a task's record, or empty if it does not exist. */
+    public Optional<TaskRecord> getTask(String taskId) {
+        requireRunning();
+        return await(core.getTask(taskId));
+    }
+
+    /** Lists tasks in a state, in submission order; limit 1 to 1000. */
+    public TaskPage listTasks(TaskState state, int offset, int limit) {
+        requireRunning();
+        return await(core.listTasks(state, offset, limit));
+    }
+
+    /** Lists an owner's tasks, in submission order; limit 1 to 1000. */
+    public TaskPage listTasksByOwner(String owner, int offset, int limit) {
+        requireRunning();
+        return await(core.listTasksByOwner(owner, offset, limit));
+    }
+
+    /** Returns every registered worker with its state derived by the Redis clock. */
+    public List<WorkerInfo> listWorkers() {
+        requireRunning();
+        return await(core.listWorkers());
+    }
+
+    /** Returns how many tasks wait in the queue. */
+    public long queueDepth() {
+        requireRunning();
+        return await(core.queueDepth());
+    }
+
+    /**
+     * Adds a listener of task and worker events (every transition made by any master, worker or
+     * reaper of this namespace while the listener is registered). Called on the event thread;
+     * must not block.
+     */
+    public void addTaskListener(Consumer<TaskEvent> listener) {
+        requireRunning();
+        watcher.addListener(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Removes a listener added with {@link #addTaskListener}. */
+    public void removeTaskListener(Consumer<TaskEvent> listener) {
+        requireRunning();
+        watcher.removeListener(listener);
+    }
+
+    /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop and dispatcher figures. */
+    public HealthSnapshot health() {
+        requireRunning();
+        CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
+        CompletableFuture<Long> queue = core.queueDepth();
+        CompletableFuture<TaskPage> assigned = core.listTasks(TaskState.ASSIGNED, 0, 1);
+        CompletableFuture<TaskPage> running = core.listTasks(TaskState.RUNNING, 0, 1);
+        Map<WorkerState, Integer> byState = new EnumMap<>(WorkerState.class);
+        for (WorkerInfo w : await(workers)) {
+            byState.merge(w.getState(), 1, Integer::sum);
+        }
+        int loops = 0;
+        long pending = 0;
+        for (EventExecutor executor : io) {
+            loops++;
+            if (executor instanceof SingleThreadEventExecutor single) {
+                pending += single.pendingTasks();
+            }
+        }
+        return new HealthSnapshot(masterId, transport.toString(), registry.size(), byState, await(queue),
+                await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
+                dispatcher.getSent(), reaperPasses.get());
+    }
+
+    CancelResult cancel(String taskId) {
+        requireRunning();
+        CancelResult result = await(core.cancel(taskId, "cancelled through the API of master " + masterId));
+        if (result.getStatus() == CancelStatus.CANCEL_REQUESTED) {
+            ConnectedWorker worker = registry.get(result.getWorkerId());
+            if (worker != null) {
+                worker.getChannel().writeAndFlush(CancelTask.newBuilder().setTaskId(taskId).setEpoch(result.getEpoch())
+                        .setReason(CancelReason.CANCEL_REASON_USER).setMessage("cancelled").build());
+            }
+            // Otherwise the worker learns it from its next heartbeat in Redis.
+        }
+        return result;
+    }
+
+    TaskWatcher watcher() {
+        requireRunning();
+        return watcher;
+    }
+
+    TaskLogManager logs() {
+        requireRunning();
+        return logs;
+    }
+
+    private <T> T await(CompletableFuture<T> future) {
+        try {
+            return future.get(config.apiTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SchedulerException("interrupted while waiting for Redis", true, e);
+        } catch (TimeoutException e) {
+            throw new SchedulerException("Redis did not answer within " + config.apiTimeout, true, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
+                    ? e.getCause().getCause() : e.getCause();
+            if (cause instanceof RuntimeException re && (cause instanceof SchedulerException || cause instanceof IllegalArgumentException)) {
+                throw re;
+            }
+            throw new SchedulerException("request to Redis failed: " + cause, true, cause);
+        }
+    }
+
+    private synchronized void requireRunning() {
+        if (state != State.RUNNING) {
+            throw new IllegalStateException("master " + masterId + " is " + state.name().toLowerCase() + ", not running");
+        }
+    }
+
+    /**
+     * Stops the master in order: no new connections or dispatches, the reaper and watcher stop,
+     * worker connections close (workers keep running their tasks and reconnect to another master),
+     * logs are flushed. Idempotent; returns without waiting (see {@link #awaitTermination}).
+     */
+    public void shutdown() {
+        synchronized (this) {
+            if (state == State.SHUTDOWN || state == State.TERMINATED) {
+                return;
+            }
+            state = State.SHUTDOWN;
+        }
+        Thread stopper = new Thread(this::stopAll, "rls-master-shutdown");
+        stopper.setDaemon(true);
+        stopper.start();
+    }
+
+    /** As {@link #shutdown()}: a master runs no tasks itself, so there is nothing more to interrupt. */
+    public void shutdownNow() {
+        shutdown();
+    }
+
+    private void stopAll() {
+        try {
+            if (dispatcher != null) {
+                dispatcher.stop();
+            }
+            if (timers != null) {
+                timers.shutdownNow();
+            }
+            if (serverChannel != null) {
+                serverChannel.close().syncUninterruptibly();
+            }
+            for (ConnectedWorker w : registry.snapshot()) {
+                w.getChannel().close();
+            }
+            if (io != null) {
+                io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+            if (boss != null) {
+                boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+            if (watcher != null) {
+                watcher.close();
+            }
+            if (logs != null) {
+                logs.close();
+            }
+            if (core != null) {
+                core.close();
+            }
+            if (ownsClient) {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        } catch (RuntimeException e) {
+            log.warn("error while stopping master {}: {}", masterId, e.toString());
+        } finally {
+            synchronized (this) {
+                state = State.TERMINATED;
+            }
+            terminated.countDown();
+            log.info("master {} stopped", masterId);
+        }
+    }
+
+    /**
+     * Waits until the master has stopped after {@link #shutdown()}.
+     *
+     * @return true if it stopped within the timeout
+     */
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        return terminated.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Returns whether the master has fully stopped. */
+    public boolean isTerminated() {
+        return terminated.getCount() == 0;
+    }
+
+    /** Shuts down and waits up to 15 s for termination. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (state == State.NEW) {
+                state = State.TERMINATED;
+                terminated.countDown();
+                if (ownsClient) {
+                    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                }
+                return;
+            }
+        }
+        shutdown();
+        try {
+            awaitTermination(Duration.ofSeconds(15));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String defaultMasterId() {
+        String name = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+        String id = "master-" + name.replaceAll("[^A-Za-z0-9._-]", "-");
+        return id.length() > 128 ? id.substring(0, 128) : id;
+    }
+
+    /** Builds a {@link SchedulerMaster}; setters validate at once, {@link #build()} across fields. Not thread-safe. */
+    public static final class Builder {
+        private RedisURI redisUri;
+        private RedisClient client;
+        private String bindHost = "0.0.0.0";
+        private int rpcPort = DEFAULT_RPC_PORT;
+        private byte[] secret;
+        private String masterId;
+        private CoreOptions coreOptions = CoreOptions.defaults();
+        private Path logDirectory = DEFAULT_LOG_DIRECTORY;
+        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private int dispatchBatch = DEFAULT_DISPATCH_BATCH;
+        private Duration reapInterval = DEFAULT_REAP_INTERVAL;
+        private Duration dispatchInterval = DEFAULT_DISPATCH_INTERVAL;
+        private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
+        private Duration apiTimeout = DEFAULT_API_TIMEOUT;
+        private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
+        private NettyTransport transport = NettyTransport.best();
+
+        private Builder() {
+        }
+
+        /** Sets the Redis server (the master creates and owns its client). */
+        public Builder redis(RedisURI uri) {
+            this.redisUri = Objects.requireNonNull(uri, "uri");
+            this.client = null;
+            return this;
+        }
+
+        /** Uses an existing Lettuce client (shared, not shut down by the master). */
+        public Builder redisClient(RedisClient client) {
+            this.client = Objects.requireNonNull(client, "client");
+            this.redisUri = null;
+            return this;
+        }
+
+        /** Sets the interface to bind the RPC server to; default all interfaces ("0.0.0.0"). */
+        public Builder bindHost(String host) {
+            this.bindHost = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /** Sets the RPC port, 0 (any free port) to 65535; default 9000. */
+        public Builder rpcPort(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("rpcPort must be between 0 and 65535, was " + port);
+            }
+            this.rpcPort = port;
+            return this;
+        }
+
+        /** Sets the shared secret workers must prove they know; at least 16 bytes. Required. */
+        public Builder secret(byte[] secret) {
+            this.secret = HandshakeProof.requireValidSecret(secret).clone();
+            return this;
+        }
+
+        /** Sets the shared secret from a string (its UTF-8 bytes); at least 16 bytes. */
+        public Builder secret(String secret) {
+            return secret(Objects.requireNonNull(secret, "secret").getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Sets this master's id; default "master-&lt;pid&gt;-&lt;host&gt;". */
+        public Builder masterId(String id) {
+            this.masterId = TaskIds.require(id, "master id");
+            return this;
+        }
+
+        /** Sets the lease core settings (namespace, leases, limits); default {@link CoreOptions#defaults()}. */
+        public Builder coreOptions(CoreOptions options) {
+            this.coreOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** Sets the directory of task log files; default "logs". Created if missing. */
+        public Builder logDirectory(Path dir) {
+            this.logDirectory = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /** Sets the number of I/O event loops, 1 to 256; default min(4, cores). */
+        public Builder ioThreads(int threads) {
+            if (threads < 1 || threads > 256) {
+                throw new IllegalArgumentException("ioThreads must be between 1 and 256, was " + threads);
+            }
+            this.ioThreads = threads;
+            return this;
+        }
+
+        /** Sets the assignments per worker per dispatch round, 1 to 1000; default 16. */
+        public Builder dispatchBatch(int batch) {
+            if (batch < 1 || batch > 1000) {
+                throw new IllegalArgumentException("dispatchBatch must be between 1 and 1000, was " + batch);
+            }
+            this.dispatchBatch = batch;
+            return this;
+        }
+
+        /** Sets the reaper's period; default 1 s. */
+        public Builder reapInterval(Duration interval) {
+            this.reapInterval = positive(interval, "reapInterval");
+            return this;
+        }
+
+        /** Sets the period of the backstop dispatch round; default 1 s. */
+        public Builder dispatchInterval(Duration interval) {
+            this.dispatchInterval = positive(interval, "dispatchInterval");
+            return this;
+        }
+
+        /** Sets how long a new connection has to authenticate; default 10 s. */
+        public Builder handshakeTimeout(Duration timeout) {
+            this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+            return this;
+        }
+
+        /** Sets the bound of the blocking API methods; default 30 s. */
+        public Builder apiTimeout(Duration timeout) {
+            this.apiTimeout = positive(timeout, "apiTimeout");
+            return this;
+        }
+
+        /** Sets the codec settings (maximum frame length); default {@link ProtocolOptions#defaults()}. */
+        public Builder protocolOptions(ProtocolOptions options) {
+            this.protocolOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** Sets the socket transport; default epoll where available, else NIO. */
+        public Builder transport(NettyTransport transport) {
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
+        }
+
+        /**
+         * Returns the master (not started).
+         *
+         * @throws IllegalStateException if no Redis server or no secret was set
+         */
+        public SchedulerMaster build() {
+            if (redisUri == null && client == null) {
+                throw new IllegalStateException("a Redis server is required: call redis(RedisURI) or redisClient(RedisClient)");
+            }
+            if (secret == null) {
+                throw new IllegalStateException("a shared secret is required: call secret(...)");
+            }
+            return new SchedulerMaster(this);
+        }
+
+        private static Duration positive(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

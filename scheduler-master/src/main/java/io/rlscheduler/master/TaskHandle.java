@@ -1,0 +1,91 @@
+package io.rlscheduler.master;
+
+import io.rlscheduler.core.CancelResult;
+import io.rlscheduler.core.CancelStatus;
+import io.rlscheduler.core.TaskNotFoundException;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * A submitted task, seen from the master's API: its state, the future of its result, cancel, and
+ * its log. Cheap; any number of handles may refer to one task. Thread-safe.
+ */
+public final class TaskHandle {
+
+    private final SchedulerMaster master;
+    private final String taskId;
+
+    TaskHandle(SchedulerMaster master, String taskId) {
+        this.master = master;
+        this.taskId = taskId;
+    }
+
+    /** Returns the task id. */
+    public String getTaskId() {
+        return taskId;
+    }
+
+    /**
+     * Returns the task's current record, read from Redis.
+     *
+     * @throws TaskNotFoundException if the task does not exist
+     */
+    public TaskRecord getRecord() {
+        return master.getTask(taskId).orElseThrow(() -> new TaskNotFoundException(taskId));
+    }
+
+    /** Returns the task's current state, read from Redis. */
+    public TaskState getState() {
+        return getRecord().getState();
+    }
+
+    /**
+     * Returns a future completed with the result when the task has ended (SUCCEEDED, FAILED,
+     * CANCELLED or TIMED_OUT), whichever master, worker or reaper ended it. Completes at once for a
+     * task that already ended.
+     */
+    public CompletableFuture<TaskResult> result() {
+        return master.watcher().whenDone(taskId).thenApply(TaskResult::new);
+    }
+
+    /**
+     * Cancels the task: a queued task ends CANCELLED at once; a running one is stopped by its
+     * worker (TERM to its process group, KILL after the grace period) and ends CANCELLED when its
+     * processes are gone. Safe to call more than once.
+     *
+     * @return true if the task is or will be cancelled; false if it had already ended otherwise
+     * @throws TaskNotFoundException if the task does not exist
+     */
+    public boolean cancel() {
+        CancelResult result = master.cancel(taskId);
+        if (result.getStatus() == CancelStatus.UNKNOWN_TASK) {
+            throw new TaskNotFoundException(taskId);
+        }
+        return result.getStatus() != CancelStatus.WRONG_STATE;
+    }
+
+    /**
+     * Follows the task's log: replays every line written so far, continues live, and ends with
+     * one end-of-stream record carrying the final state. Lines are those this master's log file
+     * holds (see docs/operations.md for where logs live).
+     *
+     * @param consumer receives the records, on the log manager's delivery thread; must not block long
+     * @return the follow; close it to stop early
+     */
+    public LogFollow followLogs(Consumer<LogRecord> consumer) {
+        return master.logs().follow(taskId, consumer);
+    }
+
+    /** Returns the task's current record if it exists. */
+    public Optional<TaskRecord> findRecord() {
+        return master.getTask(taskId);
+    }
+
+    @Override
+    public String toString() {
+        return "TaskHandle{" + taskId + '}';
+    }
+}

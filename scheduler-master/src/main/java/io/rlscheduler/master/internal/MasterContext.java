@@ -1,0 +1,26 @@
+package io.rlscheduler.master.internal;
+
+import io.rlscheduler.core.CoreOptions;
+
+/** What every worker connection of a master shares. Immutable apart from the components' own state. */
+public final class MasterContext {
+
+    final String masterId;
+    final byte[] secret;
+    final CoreOptions coreOptions;
+    final WorkerRegistry registry;
+    final Dispatcher dispatcher;
+    final TaskLogManager logs;
+    final long handshakeTimeoutMillis;
+
+    public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
+                         Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis) {
+        this.masterId = masterId;
+        this.secret = secret.clone();
+        this.coreOptions = coreOptions;
+        this.registry = registry;
+        this.dispatcher = dispatcher;
+        this.logs = logs;
+        this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+    }
+}

@@ -1,0 +1,51 @@
+package io.rlscheduler.master.internal;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import io.rlscheduler.core.Assignment;
+import io.rlscheduler.protocol.ExecuteTask;
+import io.rlscheduler.protocol.ResourceRequest;
+import java.io.IOException;
+
+/**
+ * Turns an assignment and the spec the master's API stored at submission into the
+ * {@link ExecuteTask} message. Parameters keep their exact text (numbers are read as big decimals).
+ */
+final class SpecReader {
+
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true));
+
+    private SpecReader() {
+    }
+
+    static String traceId(String specJson) {
+        try {
+            return JSON.readTree(specJson).path("traceId").asText("unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    static ExecuteTask executeTask(Assignment a) throws IOException {
+        JsonNode spec = JSON.readTree(a.getSpecJson());
+        ExecuteTask.Builder msg = ExecuteTask.newBuilder()
+                .setTaskId(a.getTaskId())
+                .setEpoch(a.getEpoch())
+                .setAttempt(a.getAttempt())
+                .setTraceId(spec.path("traceId").asText(""))
+                .setScript(spec.path("script").asText(""))
+                .setParametersJson(spec.path("parameters").isObject() ? spec.get("parameters").toString() : "{}")
+                .setTimeoutMs(spec.path("timeoutMs").asLong(0))
+                .setOwner(spec.path("owner").asText(""))
+                .setResources(ResourceRequest.newBuilder()
+                        .setGpus(a.getGpuIds().size()).addAllGpuIds(a.getGpuIds())
+                        .setCpuSlots(a.getCpuSlots()).setMemoryBytes(a.getMemoryBytes()));
+        spec.path("arguments").forEach(arg -> msg.addArguments(arg.asText()));
+        spec.path("environment").fields().forEachRemaining(e -> msg.putEnvironment(e.getKey(), e.getValue().asText()));
+        return msg.build();
+    }
+}

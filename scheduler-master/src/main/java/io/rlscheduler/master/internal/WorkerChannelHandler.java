@@ -1,0 +1,210 @@
+package io.rlscheduler.master.internal;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.MessageLite;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.protocol.Challenge;
+import io.rlscheduler.protocol.ErrorCode;
+import io.rlscheduler.protocol.ErrorReply;
+import io.rlscheduler.protocol.ExecuteTaskAck;
+import io.rlscheduler.protocol.FrameFormat;
+import io.rlscheduler.protocol.HandshakeProof;
+import io.rlscheduler.protocol.Heartbeat;
+import io.rlscheduler.protocol.HeartbeatAck;
+import io.rlscheduler.protocol.Hello;
+import io.rlscheduler.protocol.HelloAccepted;
+import io.rlscheduler.protocol.HelloRejected;
+import io.rlscheduler.protocol.LogAck;
+import io.rlscheduler.protocol.LogBatch;
+import io.rlscheduler.protocol.MessageType;
+import io.rlscheduler.protocol.RejectReason;
+import io.rlscheduler.protocol.ReportResult;
+import io.rlscheduler.protocol.TaskReportStatus;
+import io.rlscheduler.protocol.TaskStatusAck;
+import io.rlscheduler.protocol.TaskStatusReport;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master's side of one worker connection. Stateful: one instance per channel.
+ *
+ * <p>Sends a {@link Challenge} with a fresh nonce on connect and accepts nothing but a valid
+ * {@link Hello} until the worker has proven it knows the shared secret; anything else, a bad
+ * proof, an unsupported version or an invalid identity is answered (rejection or
+ * {@code NOT_AUTHENTICATED}), logged with the peer, and the connection closed. The worker never
+ * enters the registry. After acceptance it relays heartbeats to the registry, log batches to the
+ * log manager (acknowledging what is written) and status reports to the log manager and the
+ * dispatcher. Nothing here blocks the event loop: the log manager and Redis are asynchronous.
+ */
+public final class WorkerChannelHandler extends SimpleChannelInboundHandler<MessageLite> {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerChannelHandler.class);
+
+    private final MasterContext context;
+    private final ByteString serverNonce = HandshakeProof.newNonce();
+    private ConnectedWorker worker;
+    private ScheduledFuture<?> handshakeTimeout;
+
+    public WorkerChannelHandler(MasterContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        ctx.writeAndFlush(Challenge.newBuilder()
+                .setProtocolMajor(FrameFormat.VERSION).setProtocolMinor(FrameFormat.MINOR_VERSION)
+                .setServerNonce(serverNonce).setMasterId(context.masterId).build());
+        handshakeTimeout = ctx.executor().schedule(() -> {
+            if (worker == null && ctx.channel().isActive()) {
+                log.warn("closing connection {}: no valid hello within {} ms", ctx.channel().remoteAddress(),
+                        context.handshakeTimeoutMillis);
+                ctx.close();
+            }
+        }, context.handshakeTimeoutMillis, TimeUnit.MILLISECONDS);
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (handshakeTimeout != null) {
+            handshakeTimeout.cancel(false);
+        }
+        if (worker != null && context.registry.remove(worker.getWorkerId(), ctx.channel())) {
+            log.info("worker {} (session {}) disconnected from {}", worker.getWorkerId(), worker.getSessionId(),
+                    ctx.channel().remoteAddress());
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, MessageLite msg) {
+        if (worker == null) {
+            if (msg instanceof Hello hello) {
+                handshake(ctx, hello);
+            } else {
+                MessageType type = MessageType.forMessage(msg);
+                log.warn("closing connection {}: {} before a successful hello", ctx.channel().remoteAddress(), type);
+                ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_NOT_AUTHENTICATED)
+                                .setMessage("authenticate with HELLO first").setOffendingType(type.getCode()).build())
+                        .addListener(ChannelFutureListener.CLOSE);
+            }
+            return;
+        }
+        if (msg instanceof Heartbeat hb) {
+            worker.heartbeat(hb);
+            ctx.writeAndFlush(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build());
+        } else if (msg instanceof LogBatch batch) {
+            onLogBatch(ctx, batch);
+        } else if (msg instanceof TaskStatusReport report) {
+            onStatus(ctx, report);
+        } else if (msg instanceof ExecuteTaskAck ack) {
+            if (!ack.getAccepted()) {
+                log.warn("worker {} refused task {} epoch {}: {} {}", worker.getWorkerId(), ack.getTaskId(),
+                        ack.getEpoch(), ack.getErrorCode(), ack.getMessage());
+            }
+        } else if (msg instanceof ErrorReply error) {
+            log.warn("worker {} reported an error: {} {}", worker.getWorkerId(), error.getCode(), error.getMessage());
+        } else {
+            MessageType type = MessageType.forMessage(msg);
+            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage(type + " is not sent by workers").setOffendingType(type.getCode()).build());
+        }
+    }
+
+    private void handshake(ChannelHandlerContext ctx, Hello hello) {
+        String peer = String.valueOf(ctx.channel().remoteAddress());
+        if (hello.getProtocolMajor() != FrameFormat.VERSION) {
+            reject(ctx, RejectReason.REJECT_REASON_UNSUPPORTED_VERSION,
+                    "protocol major " + hello.getProtocolMajor() + " is not supported; this master speaks " + FrameFormat.VERSION);
+            return;
+        }
+        if (!TaskIds.isValid(hello.getWorkerId()) || !TaskIds.isValid(hello.getSessionId())) {
+            reject(ctx, RejectReason.REJECT_REASON_INVALID_IDENTITY,
+                    "worker id and session id must be 1 to 128 of [A-Za-z0-9._-]");
+            return;
+        }
+        ByteString expected = HandshakeProof.helloProof(context.secret, serverNonce, hello.getClientNonce(),
+                hello.getWorkerId(), hello.getSessionId());
+        if (hello.getClientNonce().size() != HandshakeProof.NONCE_LENGTH || !HandshakeProof.matches(expected, hello.getProof())) {
+            reject(ctx, RejectReason.REJECT_REASON_AUTHENTICATION_FAILED,
+                    "authentication failed: the proof does not match this master's shared secret");
+            return;
+        }
+        handshakeTimeout.cancel(false);
+        worker = new ConnectedWorker(hello.getWorkerId(), hello.getSessionId(), hello.getLabelsMap(), ctx.channel());
+        ConnectedWorker previous = context.registry.add(worker);
+        if (previous != null && previous.getChannel() != ctx.channel()) {
+            log.info("worker {} reconnected; closing its previous connection {}", worker.getWorkerId(),
+                    previous.getChannel().remoteAddress());
+            previous.getChannel().close();
+        }
+        int minor = Math.min(FrameFormat.MINOR_VERSION, hello.getProtocolMinor());
+        ctx.writeAndFlush(HelloAccepted.newBuilder()
+                .setProtocolMinor(minor).setMasterId(context.masterId)
+                .setProof(HandshakeProof.acceptProof(context.secret, hello.getClientNonce(), serverNonce, context.masterId))
+                .setHeartbeatIntervalMs(context.coreOptions.getHeartbeatInterval().toMillis())
+                .setLivenessLeaseMs(context.coreOptions.getLivenessLease().toMillis())
+                .setTaskLeaseMs(context.coreOptions.getTaskLease().toMillis())
+                .build());
+        log.info("worker {} (session {}) connected from {}", worker.getWorkerId(), worker.getSessionId(), peer);
+        context.dispatcher.trigger();
+    }
+
+    private void reject(ChannelHandlerContext ctx, RejectReason reason, String message) {
+        log.warn("rejected worker connection {}: {}", ctx.channel().remoteAddress(), message);
+        ctx.writeAndFlush(HelloRejected.newBuilder().setReason(reason).setMessage(message).build())
+                .addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private void onLogBatch(ChannelHandlerContext ctx, LogBatch batch) {
+        if (!TaskIds.isValid(batch.getTaskId())) {
+            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage("invalid task id").setOffendingType(MessageType.LOG_BATCH.getCode()).build());
+            return;
+        }
+        context.logs.append(batch.getTaskId(), batch.getEpoch(), batch.getLinesList()).whenComplete((acked, error) -> {
+            if (error != null) {
+                log.error("cannot write log of task {}: {}", batch.getTaskId(), error.toString());
+            } else if (acked >= 0) {
+                ctx.channel().writeAndFlush(LogAck.newBuilder().setTaskId(batch.getTaskId())
+                        .setEpoch(batch.getEpoch()).setAckedSequence(acked).build());
+            } else {
+                ctx.channel().writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_STALE_EPOCH)
+                        .setMessage("log batch of a stale attempt").setTaskId(batch.getTaskId())
+                        .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
+            }
+        });
+    }
+
+    private void onStatus(ChannelHandlerContext ctx, TaskStatusReport report) {
+        if (!TaskIds.isValid(report.getTaskId())) {
+            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage("invalid task id").setOffendingType(MessageType.TASK_STATUS.getCode()).build());
+            return;
+        }
+        TaskReportStatus status = report.getStatus();
+        if (status != TaskReportStatus.TASK_REPORT_STATUS_STARTED && status != TaskReportStatus.TASK_REPORT_STATUS_FENCED) {
+            // The worker has already recorded the outcome in Redis (fenced by epoch); here the
+            // report only tells the log manager where the attempt's log ends. A FENCED attempt
+            // ended without owning the task: the task goes on, and so does its log.
+            context.logs.complete(report.getTaskId(), report.getEpoch(), report.getLastLogSequence(), finalState(status));
+            context.dispatcher.trigger();
+        }
+        ctx.writeAndFlush(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
+                .setStatus(status).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
+    }
+
+    private static String finalState(TaskReportStatus status) {
+        switch (status) {
+            case TASK_REPORT_STATUS_SUCCEEDED: return "SUCCEEDED";
+            case TASK_REPORT_STATUS_CANCELLED: return "CANCELLED";
+            case TASK_REPORT_STATUS_TIMED_OUT: return "TIMED_OUT";
+            default: return "FAILED";
+        }
+    }
+}
