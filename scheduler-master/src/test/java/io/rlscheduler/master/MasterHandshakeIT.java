@@ -1,0 +1,195 @@
+package io.rlscheduler.master;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.MessageLite;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.protocol.Challenge;
+import io.rlscheduler.protocol.ErrorCode;
+import io.rlscheduler.protocol.ErrorReply;
+import io.rlscheduler.protocol.HandshakeProof;
+import io.rlscheduler.protocol.Heartbeat;
+import io.rlscheduler.protocol.HeartbeatAck;
+import io.rlscheduler.protocol.Hello;
+import io.rlscheduler.protocol.HelloAccepted;
+import io.rlscheduler.protocol.HelloRejected;
+import io.rlscheduler.protocol.LogBatch;
+import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ProtocolChannelInitializer;
+import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.RejectReason;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The master's handshake over real sockets, driven by a hand-made client: only a worker that
+ * proves the secret is accepted (and gets the master's proof back); everyone else is told why,
+ * disconnected, and never registered.
+ */
+class MasterHandshakeIT {
+
+    @RegisterExtension
+    static RedisExtension redisExtension = new RedisExtension();
+
+    private static final byte[] SECRET = "handshake-test-shared-secret".getBytes(StandardCharsets.UTF_8);
+
+    @TempDir
+    Path dir;
+
+    private SchedulerMaster master;
+    private EventLoopGroup group;
+
+    @BeforeEach
+    void start(TestRedis redis, RedisNamespace ns) {
+        master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
+                .coreOptions(CoreOptions.builder().namespace(ns.name()).build()).logDirectory(dir.resolve("logs"))
+                .handshakeTimeout(Duration.ofSeconds(2)).build().start();
+        group = NettyTransport.nio().newGroup(1, "test-client");
+    }
+
+    @AfterEach
+    void stop() {
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        master.close();
+    }
+
+    @Test
+    void workerWithTheSecretIsAcceptedAndGetsTheMastersProof() {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().anyMatch(m -> m instanceof HelloAccepted));
+        HelloAccepted accepted = (HelloAccepted) c.received.stream().filter(m -> m instanceof HelloAccepted).findFirst().orElseThrow();
+        Challenge challenge = (Challenge) c.received.get(0);
+        assertThat(HandshakeProof.matches(HandshakeProof.acceptProof(SECRET, c.clientNonce, challenge.getServerNonce(),
+                accepted.getMasterId()), accepted.getProof())).isTrue();
+        assertThat(accepted.getHeartbeatIntervalMs()).isEqualTo(10_000);
+        await().atMost(Duration.ofSeconds(5)).until(() -> master.health().getConnectedWorkers() == 1);
+        c.channel.writeAndFlush(Heartbeat.newBuilder().setWorkerId("w1").setSequence(5).build());
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream()
+                .anyMatch(m -> m instanceof HeartbeatAck ack && ack.getSequence() == 5));
+        c.channel.close().syncUninterruptibly();
+        await().atMost(Duration.ofSeconds(5)).until(() -> master.health().getConnectedWorkers() == 0);
+    }
+
+    @Test
+    void wrongSecretIsRejectedAndNeverRegistered() {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(
+                hello(challenge, "some-other-secret-value".getBytes(StandardCharsets.UTF_8), "intruder")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !c.channel.isActive());
+        assertThat(c.received).anySatisfy(m -> assertThat(m).isInstanceOfSatisfying(HelloRejected.class,
+                r -> assertThat(r.getReason()).isEqualTo(RejectReason.REJECT_REASON_AUTHENTICATION_FAILED)));
+        assertThat(master.health().getConnectedWorkers()).isZero();
+    }
+
+    @Test
+    void replayedHelloFromAnotherConnectionIsRejected() {
+        Client first = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> first.sentHello != null);
+        Hello recorded = first.sentHello;
+        Client replay = connect((ctx, challenge) -> ctx.writeAndFlush(recorded));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !replay.channel.isActive());
+        assertThat(replay.received).anySatisfy(m -> assertThat(m).isInstanceOf(HelloRejected.class));
+    }
+
+    @Test
+    void anyMessageBeforeHelloIsAnsweredNotAuthenticatedAndClosed() {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(Heartbeat.newBuilder().setWorkerId("sneaky").build()));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !c.channel.isActive());
+        assertThat(c.received).anySatisfy(m -> assertThat(m).isInstanceOfSatisfying(ErrorReply.class,
+                e -> assertThat(e.getCode()).isEqualTo(ErrorCode.ERROR_CODE_NOT_AUTHENTICATED)));
+        assertThat(master.health().getConnectedWorkers()).isZero();
+    }
+
+    @Test
+    void silentConnectionIsClosedAfterTheHandshakeTimeout() {
+        Client c = connect((ctx, challenge) -> { });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !c.channel.isActive());
+        assertThat(c.received).hasSize(1).first().isInstanceOf(Challenge.class);
+    }
+
+    @Test
+    void invalidIdentityIsRejected() {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "../etc")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !c.channel.isActive());
+        assertThat(c.received).anySatisfy(m -> assertThat(m).isInstanceOfSatisfying(HelloRejected.class,
+                r -> assertThat(r.getReason()).isEqualTo(RejectReason.REJECT_REASON_INVALID_IDENTITY)));
+    }
+
+    @Test
+    void logBatchWithATraversingTaskIdWritesNothing() throws Exception {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().anyMatch(m -> m instanceof HelloAccepted));
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("../../escape").setEpoch(1)
+                .addLines(LogLine.newBuilder().setSequence(1).setText("pwned")).build());
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof ErrorReply));
+        assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
+        try (var files = Files.walk(dir)) {
+            assertThat(files.filter(Files::isRegularFile).toList()).isEmpty();
+        }
+        assertThat(Files.exists(dir.resolve("escape.log"))).isFalse();
+    }
+
+    private Hello hello(Challenge challenge, byte[] secret, String workerId) {
+        ByteString clientNonce = HandshakeProof.newNonce();
+        lastClient.clientNonce = clientNonce;
+        Hello hello = Hello.newBuilder().setProtocolMajor(1).setWorkerId(workerId).setSessionId("s-1")
+                .setClientNonce(clientNonce)
+                .setProof(HandshakeProof.helloProof(secret, challenge.getServerNonce(), clientNonce,
+                        workerId, "s-1"))
+                .build();
+        lastClient.sentHello = hello;
+        return hello;
+    }
+
+    private Client lastClient;
+
+    private Client connect(BiConsumer<ChannelHandlerContext, Challenge> onChallenge) {
+        Client client = new Client(onChallenge);
+        lastClient = client;
+        client.channel = new Bootstrap().group(group).channel(NettyTransport.nio().clientChannel())
+                .handler(new ProtocolChannelInitializer(ProtocolOptions.defaults(), () -> client))
+                .connect(master.getRpcAddress()).syncUninterruptibly().channel();
+        return client;
+    }
+
+    private static final class Client extends SimpleChannelInboundHandler<MessageLite> {
+        final List<MessageLite> received = new CopyOnWriteArrayList<>();
+        final BiConsumer<ChannelHandlerContext, Challenge> onChallenge;
+        volatile Channel channel;
+        volatile ByteString clientNonce;
+        volatile Hello sentHello;
+
+        Client(BiConsumer<ChannelHandlerContext, Challenge> onChallenge) {
+            this.onChallenge = onChallenge;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, MessageLite msg) {
+            received.add(msg);
+            if (msg instanceof Challenge challenge) {
+                onChallenge.accept(ctx, challenge);
+            }
+        }
+    }
+}
