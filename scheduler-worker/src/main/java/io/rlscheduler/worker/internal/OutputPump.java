@@ -1,0 +1,107 @@
+package io.rlscheduler.worker.internal;
+
+import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.worker.TaskOutput;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Reads one of a process's output streams on its own thread and passes each line to a
+ * {@link TaskOutput}. {@link #done()} completes after the last line was passed on. Once
+ * {@link #detach() detached}, lines are dropped: used when the attempt has been reported as ended
+ * while something outside its process group still holds the pipe open.
+ */
+public final class OutputPump implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutputPump.class);
+
+    private final InputStream in;
+    private final LogStream stream;
+    private final TaskOutput output;
+    private final String taskName;
+    private final LineSplitter splitter;
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+    private final Object lock = new Object();
+    private boolean detached;
+    private long dropped;
+    private boolean outputFailed;
+
+    /**
+     * Creates a pump; {@link #run()} it on a thread of its own.
+     *
+     * @param in       the stream, read until its end
+     * @param stream   which stream it is
+     * @param output   receives the lines
+     * @param taskName names the attempt in log messages
+     */
+    public OutputPump(InputStream in, LogStream stream, TaskOutput output, String taskName) {
+        this.in = in;
+        this.stream = stream;
+        this.output = output;
+        this.taskName = taskName;
+        this.splitter = new LineSplitter(LineSplitter.DEFAULT_MAX_LINE_BYTES, this::deliver);
+    }
+
+    /** Returns a future completed after the stream ended and its last line was passed on. */
+    public CompletableFuture<Void> done() {
+        return done;
+    }
+
+    @Override
+    public void run() {
+        byte[] buffer = new byte[8192];
+        try {
+            int n;
+            while ((n = in.read(buffer)) != -1) {
+                splitter.feed(buffer, 0, n);
+            }
+        } catch (IOException e) {
+            LOG.debug("{}: {} closed: {}", taskName, stream, e.toString());
+        } catch (RuntimeException | Error e) {
+            LOG.error("{}: reading {} failed", taskName, stream, e);
+        } finally {
+            try {
+                splitter.finish();
+            } finally {
+                try {
+                    in.close();
+                } catch (IOException ignored) {
+                    // nothing left to release
+                }
+                done.complete(null);
+            }
+        }
+    }
+
+    /** Drops every line from now on. */
+    public void detach() {
+        synchronized (lock) {
+            detached = true;
+        }
+    }
+
+    private void deliver(String line) {
+        synchronized (lock) {
+            if (detached) {
+                if (dropped++ == 0) {
+                    LOG.warn("{}: {} still open after the attempt was reported ended; dropping its lines",
+                            taskName, stream);
+                }
+                return;
+            }
+            try {
+                output.line(stream, line);
+            } catch (RuntimeException e) {
+                // Keep draining: a process whose pipe fills up blocks forever.
+                if (!outputFailed) {
+                    outputFailed = true;
+                    LOG.warn("{}: the TaskOutput threw on a {} line; lines are still read", taskName, stream, e);
+                }
+            }
+        }
+    }
+}

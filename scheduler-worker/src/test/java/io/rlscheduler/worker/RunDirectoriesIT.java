@@ -1,0 +1,85 @@
+package io.rlscheduler.worker;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class RunDirectoriesIT {
+
+    @TempDir
+    Path temp;
+
+    @Test
+    void createsTheRunAndCheckpointDirectoriesAndTheParameterFile() throws Exception {
+        RunDirectories runs = new RunDirectories(temp.resolve("runs"));
+        Map<String, Object> params = new LinkedHashMap<>();
+        params.put("lr", 0.1);
+        params.put("episodes", 500);
+        params.put("render", false);
+        params.put("env", "FrozenLake-v1");
+
+        RunDirectories.Attempt attempt = runs.prepare("task-1", 2, params);
+
+        assertThat(attempt.getRunDir()).isEqualTo(temp.resolve("runs/task-1/attempt-2")).isDirectory();
+        assertThat(attempt.getCheckpointDir()).isEqualTo(temp.resolve("runs/task-1/checkpoints")).isDirectory();
+        assertThat(attempt.getParametersFile()).isEqualTo(attempt.getRunDir().resolve("params.json")).isRegularFile();
+        assertThat(new ObjectMapper().readTree(attempt.getParametersFile().toFile()).toString())
+                .isEqualTo("{\"lr\":0.1,\"episodes\":500,\"render\":false,\"env\":\"FrozenLake-v1\"}");
+        try (var files = Files.list(attempt.getRunDir())) {
+            assertThat(files).as("no temporary file left").containsExactly(attempt.getParametersFile());
+        }
+    }
+
+    @Test
+    void attemptsShareTheCheckpointDirectoryAndPreparingTwiceIsHarmless() {
+        RunDirectories runs = new RunDirectories(temp);
+        RunDirectories.Attempt first = runs.prepare("t", 1, Map.of("a", 1));
+        Path checkpoint = first.getCheckpointDir().resolve("ckpt-100.json");
+        RunDirectories.Attempt second = runs.prepare("t", 2, Map.of("a", 1));
+        RunDirectories.Attempt again = runs.prepare("t", 2, Map.of("a", 2));
+
+        assertThat(second.getCheckpointDir()).isEqualTo(first.getCheckpointDir());
+        assertThat(second.getRunDir()).isNotEqualTo(first.getRunDir());
+        assertThat(again.getRunDir()).isEqualTo(second.getRunDir());
+        assertThat(checkpoint.getParent()).isDirectory();
+    }
+
+    @Test
+    void refusesIdsAndAttemptsThatCouldEscapeOrMakeNoSense() {
+        RunDirectories runs = new RunDirectories(temp);
+        for (String bad : List.of("..", ".", "a/b", "../x", "", "-x", "a b")) {
+            assertThatThrownBy(() -> runs.prepare(bad, 1, Map.of())).as("'%s'", bad)
+                    .isInstanceOf(TaskLaunchException.class).hasMessageContaining("invalid task id");
+        }
+        assertThatThrownBy(() -> runs.prepare("t", 0, Map.of())).isInstanceOf(TaskLaunchException.class)
+                .hasMessageContaining("attempt");
+        assertThat(temp.resolve("x")).doesNotExist();
+    }
+
+    @Test
+    void refusesATaskDirectoryThatIsASymbolicLinkOutOfTheRoot() throws Exception {
+        Path root = Files.createDirectories(temp.resolve("root"));
+        Path elsewhere = Files.createDirectories(temp.resolve("elsewhere"));
+        Files.createSymbolicLink(root.resolve("evil"), elsewhere);
+        assertThatThrownBy(() -> new RunDirectories(root).prepare("evil", 1, Map.of()))
+                .isInstanceOf(TaskLaunchException.class).hasMessageContaining("outside the run root");
+        assertThat(elsewhere.resolve("attempt-1")).as("nothing created through the link").doesNotExist();
+    }
+
+    @Test
+    void refusesParametersThatAreNotJsonScalars() {
+        Map<String, Object> params = new LinkedHashMap<>();
+        params.put("bad", Double.NaN);
+        assertThatThrownBy(() -> new RunDirectories(temp).prepare("t", 1, params))
+                .isInstanceOf(TaskLaunchException.class).hasMessageContaining("finite");
+    }
+}
