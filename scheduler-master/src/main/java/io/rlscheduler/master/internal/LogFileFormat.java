@@ -6,25 +6,25 @@ package io.rlscheduler.master.internal;
  *
  * <pre>
  * TRACE_ID:&lt;traceId&gt;                        first line, written when the file is created
- * RLS_ATTEMPT attempt=&lt;n&gt; epoch=&lt;e&gt;          an attempt (lease epoch) starts; n is 0 when not known
+ * ##RLS_ATTEMPT attempt=&lt;n&gt; epoch=&lt;e&gt;          an attempt (lease epoch) starts; n is 0 when not known
  * &lt;text&gt;                                   the attempt's output lines, sequence 1, 2, 3, ... in order
- * RLS_END state=&lt;S&gt; complete=&lt;b&gt; last=&lt;n&gt; [reason=&lt;text&gt;]
+ * ##RLS_END state=&lt;S&gt; complete=&lt;b&gt; last=&lt;n&gt; [reason=&lt;text&gt;]
  *                                          the attempt ended (optional; at most one per attempt)
- * RLS_ATTEMPT attempt=&lt;n+1&gt; epoch=&lt;e2&gt;       the next attempt, and so on
+ * ##RLS_ATTEMPT attempt=&lt;n+1&gt; epoch=&lt;e2&gt;       the next attempt, and so on
  * </pre>
  *
  * <p>Output text is stored as it was printed, except that CR and LF inside it become spaces (one
- * output line is one file line) and a line that begins with {@code RLS_} is stored behind the
- * escape prefix {@code "RLS_TEXT "}, so a task cannot forge a marker by printing one. A line's
+ * output line is one file line) and a line that begins with {@code ##RLS_} is stored behind the
+ * escape prefix {@code "##RLS_TEXT "}, so a task cannot forge a marker by printing one. A line's
  * sequence number is not stored: it is its position after its attempt's marker.
  */
 final class LogFileFormat {
 
     static final String HEADER_PREFIX = "TRACE_ID:";
-    static final String ATTEMPT_PREFIX = "RLS_ATTEMPT ";
-    static final String END_PREFIX = "RLS_END ";
-    static final String ESCAPE_PREFIX = "RLS_TEXT ";
-    private static final String RESERVED_PREFIX = "RLS_";
+    static final String ATTEMPT_PREFIX = "##RLS_ATTEMPT ";
+    static final String END_PREFIX = "##RLS_END ";
+    static final String ESCAPE_PREFIX = "##RLS_TEXT ";
+    private static final String RESERVED_PREFIX = "##RLS_";
     private static final String REASON_KEY = "reason=";
 
     /** What a file line is. */
@@ -103,7 +103,7 @@ final class LogFileFormat {
                 return parseEnd(line.substring(END_PREFIX.length()));
             }
         } catch (IllegalArgumentException malformed) {
-            // Not written by us (we escape every output line starting with RLS_): keep it as text.
+            // Not written by us (we escape every output line starting with ##RLS_): keep it as text.
         }
         return Line.text(line);
     }

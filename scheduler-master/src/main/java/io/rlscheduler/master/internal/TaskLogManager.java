@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * {@code RLS_ATTEMPT attempt=<n> epoch=<e>}, followed by its output lines (one file line per
  * output line; CR and LF inside a line become spaces), and may end with
  * {@code RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. Output lines that begin with
- * {@code RLS_} are stored behind the prefix {@code "RLS_TEXT "}, so output cannot forge a marker.
+ * {@code RLS_} are stored behind the prefix {@code "##RLS_TEXT "}, so output cannot forge a marker.
  * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
  * (no '/', never '.' or '..'), checked before anything touches the disk; symbolic links are never
  * followed.

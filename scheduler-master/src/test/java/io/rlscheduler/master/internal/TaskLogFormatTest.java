@@ -11,14 +11,14 @@ class TaskLogFormatTest {
     @Test
     void headerAndMarkersHaveTheDocumentedForm() {
         assertThat(LogFileFormat.header("tr-1")).isEqualTo("TRACE_ID:tr-1");
-        assertThat(LogFileFormat.attemptMarker(2, 17)).isEqualTo("RLS_ATTEMPT attempt=2 epoch=17");
+        assertThat(LogFileFormat.attemptMarker(2, 17)).isEqualTo("##RLS_ATTEMPT attempt=2 epoch=17");
         assertThat(LogFileFormat.endMarker("SUCCEEDED", true, 40, null))
-                .isEqualTo("RLS_END state=SUCCEEDED complete=true last=40");
+                .isEqualTo("##RLS_END state=SUCCEEDED complete=true last=40");
     }
 
     @Test
     void markersParseBack() {
-        Line attempt = LogFileFormat.parse("RLS_ATTEMPT attempt=2 epoch=17", false);
+        Line attempt = LogFileFormat.parse("##RLS_ATTEMPT attempt=2 epoch=17", false);
         assertThat(attempt.kind()).isEqualTo(Kind.ATTEMPT);
         assertThat(attempt.attempt()).isEqualTo(2);
         assertThat(attempt.epoch()).isEqualTo(17);
@@ -41,22 +41,24 @@ class TaskLogFormatTest {
 
     @Test
     void outputThatLooksLikeAMarkerIsEscapedAndReadBackAsText() {
-        for (String text : new String[] {"RLS_ATTEMPT attempt=9 epoch=99", "RLS_END state=SUCCEEDED complete=true last=1",
-                "RLS_TEXT x", "RLS_"}) {
+        for (String text : new String[] {"##RLS_ATTEMPT attempt=9 epoch=99", "##RLS_END state=SUCCEEDED complete=true last=1",
+                "##RLS_TEXT x", "##RLS_"}) {
             String stored = LogFileFormat.textLine(text);
-            assertThat(stored).startsWith("RLS_TEXT ");
+            assertThat(stored).startsWith("##RLS_TEXT ");
             Line parsed = LogFileFormat.parse(stored, false);
             assertThat(parsed.kind()).isEqualTo(Kind.TEXT);
             assertThat(parsed.text()).isEqualTo(text);
         }
         assertThat(LogFileFormat.textLine("plain RLS_ATTEMPT")).isEqualTo("plain RLS_ATTEMPT");
+        assertThat(LogFileFormat.textLine("RLS_METRIC {\"reward\":1}")).as("metric lines are stored as printed")
+                .isEqualTo("RLS_METRIC {\"reward\":1}");
     }
 
     @Test
     void malformedMarkerIsKeptAsText() {
-        Line parsed = LogFileFormat.parse("RLS_ATTEMPT attempt=x", false);
+        Line parsed = LogFileFormat.parse("##RLS_ATTEMPT attempt=x", false);
         assertThat(parsed.kind()).isEqualTo(Kind.TEXT);
-        assertThat(parsed.text()).isEqualTo("RLS_ATTEMPT attempt=x");
+        assertThat(parsed.text()).isEqualTo("##RLS_ATTEMPT attempt=x");
     }
 
     @Test

@@ -56,7 +56,7 @@ class TaskLogManagerTest {
     void createsTheDirectoryAndAFileWhoseFirstLineIsTheTraceId() {
         assertThat(dir).isDirectory();
         await(logs.open("t1", "trace-abc", 7, 1));
-        assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "##RLS_ATTEMPT attempt=1 epoch=7");
     }
 
     @Test
@@ -65,7 +65,7 @@ class TaskLogManagerTest {
         assertThat(await(logs.append("t1", 7, lines(1, 3)))).isEqualTo(3);
         assertThat(await(logs.append("t1", 7, List.of(line(5, "line-5"), line(4, "line-4"))))).isEqualTo(5);
         assertThat(file("t1")).containsExactlyElementsOf(
-                concat(List.of("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
+                concat(List.of("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
     }
 
     @Test
@@ -97,8 +97,8 @@ class TaskLogManagerTest {
         await(logs.append("t1", 7, lines(1, 2)));
         await(logs.open("t1", "tr", 9, 2));
         assertThat(await(logs.append("t1", 7, lines(3, 5)))).isEqualTo(-1L);
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
-                "RLS_ATTEMPT attempt=2 epoch=9");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "##RLS_ATTEMPT attempt=2 epoch=9");
         await(logs.open("t1", "tr", 7, 1));
         assertThat(file("t1")).hasSize(5);
     }
@@ -109,8 +109,8 @@ class TaskLogManagerTest {
         await(logs.append("t1", 7, lines(1, 2)));
         await(logs.open("t1", "tr", 9, 2));
         assertThat(await(logs.append("t1", 9, lines(1, 2)))).isEqualTo(2);
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
-                "RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2");
     }
 
     @Test
@@ -119,13 +119,13 @@ class TaskLogManagerTest {
         await(logs.append("t1", 7, lines(1, 1)));
         await(logs.open("t1", "tr", 7, 1));
         assertThat(await(logs.append("t1", 7, lines(1, 2)))).isEqualTo(2);
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2");
     }
 
     @Test
     void aBatchOfANewerEpochStartsThatAttemptAndCreatesTheFileIfNeeded() {
         assertThat(await(logs.append("t1", 12, lines(1, 2)))).isEqualTo(2);
-        assertThat(file("t1")).containsExactly("TRACE_ID:unknown", "RLS_ATTEMPT attempt=0 epoch=12", "line-1",
+        assertThat(file("t1")).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=12", "line-1",
                 "line-2");
         await(logs.open("t1", "tr", 12, 3));
         assertThat(file("t1")).as("open of the epoch already started writes nothing").hasSize(4);
@@ -141,15 +141,15 @@ class TaskLogManagerTest {
     void lineBreaksInsideALineBecomeSpacesSoOneLineIsOneFileLine() {
         await(logs.open("t1", "tr\nx", 7, 1));
         await(logs.append("t1", 7, List.of(line(1, "a\nb"), line(2, "c\r\nd"), line(3, ""))));
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr x", "RLS_ATTEMPT attempt=1 epoch=7", "a b", "c  d", "");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr x", "##RLS_ATTEMPT attempt=1 epoch=7", "a b", "c  d", "");
     }
 
     @Test
     void outputCannotForgeAMarker() throws IOException {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, List.of(line(1, "RLS_ATTEMPT attempt=5 epoch=99"), line(2, "ok"))));
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7",
-                "RLS_TEXT RLS_ATTEMPT attempt=5 epoch=99", "ok");
+        await(logs.append("t1", 7, List.of(line(1, "##RLS_ATTEMPT attempt=5 epoch=99"), line(2, "ok"))));
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
+                "##RLS_TEXT ##RLS_ATTEMPT attempt=5 epoch=99", "ok");
         logs.close();
         logs = new TaskLogManager(dir);
         assertThat(await(logs.append("t1", 7, lines(1, 3)))).as("epoch 7 is still current, 2 lines written")
@@ -163,8 +163,8 @@ class TaskLogManagerTest {
         assertThat(logs.openFileCount()).isEqualTo(1);
         logs.complete("t1", 7, 2, "SUCCEEDED");
         assertThat(await(logs.append("t1", 7, lines(1, 4)))).as("nothing after the last sequence").isEqualTo(2);
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
-                "RLS_END state=SUCCEEDED complete=true last=2");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "##RLS_END state=SUCCEEDED complete=true last=2");
         assertThat(logs.openFileCount()).isZero();
     }
 
@@ -210,7 +210,7 @@ class TaskLogManagerTest {
         }
         for (int task = 0; task < 10; task++) {
             assertThat(file("task-" + task)).containsExactlyElementsOf(
-                    concat(List.of("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 6)));
+                    concat(List.of("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 6)));
         }
     }
 
@@ -228,7 +228,7 @@ class TaskLogManagerTest {
         }
         for (int task = 0; task < 6; task++) {
             assertThat(file("task-" + task)).containsExactlyElementsOf(
-                    concat(List.of("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
+                    concat(List.of("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
         }
     }
 
@@ -241,7 +241,7 @@ class TaskLogManagerTest {
         assertThat(logs.open("t1", "tr", 8, 2)).isCompletedExceptionally();
         assertThatThrownBy(() -> logs.follow("t1", r -> { })).isInstanceOf(IllegalStateException.class);
         logs.complete("t1", 7, 0, "SUCCEEDED");
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7");
     }
 
     @Test
@@ -261,6 +261,6 @@ class TaskLogManagerTest {
         await(open);
         assertThat(await(append)).isEqualTo(3);
         await(logs.follow("t1", record -> { }).whenEnded()); // queued after the completion
-        assertThat(file("t1")).endsWith("RLS_END state=SUCCEEDED complete=true last=3");
+        assertThat(file("t1")).endsWith("##RLS_END state=SUCCEEDED complete=true last=3");
     }
 }

@@ -54,7 +54,7 @@ class TaskLogRecoveryTest {
         restart();
         assertThat(await(logs.append("t1", 7, lines(3, 8)))).isEqualTo(8);
         assertThat(await(logs.append("t1", 7, lines(1, 8)))).isEqualTo(8);
-        assertThat(fileLines(dir.resolve("t1.log"))).startsWith("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(fileLines(dir.resolve("t1.log"))).startsWith("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7");
         assertThat(body("t1")).containsExactlyElementsOf(texts(1, 8));
     }
 
@@ -68,13 +68,13 @@ class TaskLogRecoveryTest {
         assertThat(await(logs.append("t1", 7, lines(1, 3)))).isEqualTo(-1L);
         await(logs.open("t1", "tr", 9, 2));
         assertThat(await(logs.append("t1", 9, lines(1, 3)))).isEqualTo(3);
-        assertThat(fileLines(dir.resolve("t1.log"))).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7",
-                "RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2", "line-3");
+        assertThat(fileLines(dir.resolve("t1.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
+                "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2", "line-3");
     }
 
     @Test
     void aLineCutShortByACrashIsCutOffAndWrittenAgainWhenResent() throws IOException {
-        Files.writeString(dir.resolve("t1.log"), "TRACE_ID:tr\nRLS_ATTEMPT attempt=1 epoch=7\nline-1\nline-2\nlin",
+        Files.writeString(dir.resolve("t1.log"), "TRACE_ID:tr\n##RLS_ATTEMPT attempt=1 epoch=7\nline-1\nline-2\nlin",
                 StandardCharsets.UTF_8);
         restart();
         assertThat(await(logs.append("t1", 7, lines(2, 4)))).isEqualTo(4);
@@ -89,8 +89,8 @@ class TaskLogRecoveryTest {
         restart();
         await(logs.open("t1", "tr", 9, 2));
         assertThat(await(logs.append("t1", 9, lines(1, 1)))).isEqualTo(1);
-        assertThat(fileLines(dir.resolve("t1.log"))).containsExactly("TRACE_ID:tr", "RLS_ATTEMPT attempt=1 epoch=7",
-                "line-1", "line-2", "line-3", "RLS_ATTEMPT attempt=2 epoch=9", "line-1");
+        assertThat(fileLines(dir.resolve("t1.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
+                "line-1", "line-2", "line-3", "##RLS_ATTEMPT attempt=2 epoch=9", "line-1");
     }
 
     @Test

@@ -1,0 +1,121 @@
+package io.rlscheduler.examples;
+
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.master.LogFollow;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.master.TaskHandle;
+import io.rlscheduler.master.TaskResult;
+import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.SchedulerWorker;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A whole cluster in one process: Redis (a real redis-server started here unless {@code REDIS_URL}
+ * names one), a master and two workers with two GPU ids each, and a sweep of {@code train.py}
+ * runs (three learning rates by two seeds, one GPU each). Follows one run's log live, waits for
+ * all, and prints a table; the last line is {@code demo: N tasks, N succeeded, 0 failed}. Exits 0
+ * only if every run succeeded. Run from the repository root (it needs {@code scripts/train.py}).
+ */
+public final class LocalClusterDemo {
+
+    private static final double[] LEARNING_RATES = {0.05, 0.1, 0.2};
+    private static final int[] SEEDS = {1, 2};
+
+    private LocalClusterDemo() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path root = Path.of("").toAbsolutePath();
+        Path scripts = root.resolve("scripts");
+        if (!Files.isRegularFile(scripts.resolve("train.py"))) {
+            System.err.println("demo: scripts/train.py not found under " + root + "; run the demo from the repository root");
+            System.exit(2);
+        }
+        int succeeded = 0;
+        int total = 0;
+        long started = System.nanoTime();
+        try (TestRedis redis = TestRedis.fromEnvironment()) {
+            System.out.println("demo: Redis at " + redis.getUri() + (redis.isExternal() ? " (REDIS_URL)" : " (embedded)"));
+            byte[] secret = new byte[32];
+            new SecureRandom().nextBytes(secret);
+            CoreOptions core = CoreOptions.builder().namespace("demo-" + UUID.randomUUID().toString().substring(0, 8)).build();
+            try (SchedulerMaster master = SchedulerMaster.builder()
+                         .redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(secret)
+                         .coreOptions(core).logDirectory(root.resolve("logs")).build().start();
+                 SchedulerWorker w1 = worker("gpu-box-1", master, redis, secret, core, root, 0, 1);
+                 SchedulerWorker w2 = worker("gpu-box-2", master, redis, secret, core, root, 2, 3)) {
+
+                List<TaskHandle> runs = new ArrayList<>();
+                Map<String, String> params = new LinkedHashMap<>();
+                for (double lr : LEARNING_RATES) {
+                    for (int seed : SEEDS) {
+                        String id = "sweep-" + core.getNamespace() + "-lr" + lr + "-seed" + seed;
+                        runs.add(master.submit(TaskSpec.python("train.py").taskId(id)
+                                .param("algo", "q-learning").param("lr", lr).param("seed", (long) seed)
+                                .gpus(1).owner("demo").timeout(Duration.ofMinutes(5)).build()));
+                        params.put(id, "lr=" + lr + " seed=" + seed);
+                    }
+                }
+                total = runs.size();
+                System.out.println("demo: submitted " + total + " runs; following " + runs.get(0).getTaskId() + ":");
+                CompletableFuture<Void> followed = new CompletableFuture<>();
+                try (LogFollow follow = runs.get(0).followLogs(record -> printLog(record, followed))) {
+                    List<TaskResult> results = new ArrayList<>();
+                    for (TaskHandle run : runs) {
+                        results.add(run.result().get(100, TimeUnit.SECONDS));
+                    }
+                    followed.get(10, TimeUnit.SECONDS);
+                    System.out.println();
+                    System.out.printf("%-40s %-18s %-10s %12s %9s %-10s %s%n",
+                            "task", "parameters", "state", "final reward", "duration", "worker", "GPUs");
+                    for (TaskResult r : results) {
+                        long millis = r.getRecord().getUpdatedAtMillis() - r.getRecord().getCreatedAtMillis();
+                        Object reward = r.getFinalMetrics().getOrDefault("final_reward", "-");
+                        System.out.printf("%-40s %-18s %-10s %12s %8.1fs %-10s %s%n", r.getTaskId(), params.get(r.getTaskId()),
+                                r.getState(), reward, millis / 1000.0, r.getWorkerId(), gpusOf(r));
+                        if (r.isSucceeded()) {
+                            succeeded++;
+                        }
+                    }
+                }
+            }
+        }
+        System.out.printf("demo: finished in %.1f s%n", (System.nanoTime() - started) / 1e9);
+        System.out.println("demo: " + total + " tasks, " + succeeded + " succeeded, " + (total - succeeded) + " failed");
+        System.exit(total > 0 && succeeded == total ? 0 : 1);
+    }
+
+    private static SchedulerWorker worker(String id, SchedulerMaster master, TestRedis redis, byte[] secret,
+                                          CoreOptions core, Path root, Integer... gpus) {
+        return SchedulerWorker.builder()
+                .masters("127.0.0.1:" + master.getRpcAddress().getPort())
+                .redis(redis.getUri()).workerId(id).secret(secret).coreOptions(core)
+                .gpuIds(gpus).cpuSlots(2).scriptRoots(root.resolve("scripts")).runRoot(root.resolve("runs"))
+                .build().start();
+    }
+
+    private static String gpusOf(TaskResult r) {
+        return r.getRecord().getGpuIds().toString();
+    }
+
+    private static void printLog(LogRecord record, CompletableFuture<Void> done) {
+        if (record.isEndOfStream()) {
+            System.out.println("  | -- end of log: " + record.getFinalState());
+            done.complete(null);
+        } else if (!record.getText().startsWith("RLS_METRIC")) {
+            System.out.println("  | " + record.getText());
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.rlscheduler.examples;
+
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.SchedulerWorker;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** A master and workers on loopback against a real Redis, with leases of about a second. */
+final class Cluster implements AutoCloseable {
+
+    static final String SECRET = "end-to-end-test-shared-secret";
+    static final Path REPO_SCRIPTS = Path.of(System.getProperty("user.dir")).getParent().resolve("scripts");
+    static final Path TEST_SCRIPTS = Path.of(System.getProperty("user.dir")).resolve("src/test/resources/scripts");
+
+    final TestRedis redis;
+    final CoreOptions options;
+    final Path dir;
+    final SchedulerMaster master;
+    private final List<SchedulerWorker> workers = new ArrayList<>();
+
+    Cluster(TestRedis redis, RedisNamespace ns, Path dir) {
+        this.redis = redis;
+        this.dir = dir;
+        this.options = CoreOptions.builder().namespace(ns.name())
+                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
+                .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build();
+        this.master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+                .secret(SECRET).coreOptions(options).logDirectory(dir.resolve("logs"))
+                .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start();
+    }
+
+    SchedulerWorker.Builder workerBuilder(String id, Integer... gpus) {
+        return SchedulerWorker.builder()
+                .masters("127.0.0.1:" + master.getRpcAddress().getPort())
+                .redis(redis.getUri()).workerId(id).secret(SECRET).coreOptions(options)
+                .gpuIds(gpus).cpuSlots(4).scriptRoots(REPO_SCRIPTS, TEST_SCRIPTS).runRoot(dir.resolve("runs"))
+                .stateDirectory(dir.resolve("state-" + id)).killGrace(Duration.ofSeconds(2))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi-here").toString());
+    }
+
+    SchedulerWorker worker(String id, Integer... gpus) {
+        SchedulerWorker worker = workerBuilder(id, gpus).build().start();
+        workers.add(worker);
+        return worker;
+    }
+
+    Path logFile(String taskId) {
+        return dir.resolve("logs").resolve(taskId + ".log");
+    }
+
+    @Override
+    public void close() {
+        for (SchedulerWorker w : workers) {
+            w.close();
+        }
+        master.close();
+    }
+}

@@ -1,0 +1,237 @@
+package io.rlscheduler.examples;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.master.LogFollow;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.TaskHandle;
+import io.rlscheduler.master.TaskResult;
+import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.SchedulerWorker;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** The product end to end: real Redis, a master and workers over loopback, real python3 processes. */
+class EndToEndIT {
+
+    @RegisterExtension
+    static RedisExtension redisExtension = new RedisExtension();
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    private Cluster cluster;
+
+    @BeforeEach
+    void start(TestRedis redis, RedisNamespace ns) {
+        cluster = new Cluster(redis, ns, dir);
+    }
+
+    @AfterEach
+    void stop() {
+        cluster.close();
+    }
+
+    private TaskResult result(TaskHandle run) throws Exception {
+        return run.result().get(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void trainingRunSucceedsWithLogFollowerMetricsAndRecord() throws Exception {
+        cluster.worker("w1", 0);
+        TaskHandle run = cluster.master.submit(TaskSpec.python("train.py").taskId("train-1").traceId("trace-abc")
+                .param("algo", "q-learning").param("lr", 0.1).param("seed", 7L).gpus(1).owner("alice").build());
+        List<LogRecord> seen = new CopyOnWriteArrayList<>();
+        try (LogFollow follow = run.followLogs(seen::add)) {
+            TaskResult result = result(run);
+            assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+            assertThat(result.getExitCode()).isZero();
+            assertThat(result.getFinalMetrics()).containsKey("final_reward");
+            await().atMost(Duration.ofSeconds(20)).until(() -> !seen.isEmpty() && seen.get(seen.size() - 1).isEndOfStream());
+        }
+        List<String> file = Files.readAllLines(cluster.logFile("train-1"));
+        assertThat(file.get(0)).isEqualTo("TRACE_ID:trace-abc");
+        assertThat(file.get(1)).startsWith("##RLS_ATTEMPT attempt=1 epoch=");
+        assertThat(file.get(file.size() - 1)).startsWith("##RLS_END state=SUCCEEDED complete=true");
+        List<String> output = file.subList(2, file.size() - 1);
+        List<String> followed = seen.stream().filter(r -> !r.isEndOfStream()).map(LogRecord::getText).toList();
+        assertThat(followed).as("the follower saw every line of the file, in order").isEqualTo(output);
+        assertThat(output).anySatisfy(l -> assertThat(l).startsWith("RLS_METRIC"));
+        assertThat(seen.stream().filter(LogRecord::isEndOfStream).count()).isEqualTo(1);
+
+        TaskRecord record = run.getRecord();
+        JsonNode spec = JSON.readTree(record.getSpecJson());
+        assertThat(spec.get("parameters").get("lr").asDouble()).isEqualTo(0.1);
+        assertThat(spec.get("parameters").get("seed").asLong()).isEqualTo(7);
+        assertThat(JSON.readTree(record.getFinalMetricsJson()).has("final_reward")).isTrue();
+        assertThat(record.getRunDir()).endsWith("train-1/attempt-1");
+        assertThat(record.getTraceId()).isEqualTo("trace-abc");
+    }
+
+    @Test
+    void oneGpuWorkerRunsTwoOneGpuTasksOneAfterTheOther() throws Exception {
+        cluster.worker("w1", 5);
+        TaskHandle a = cluster.master.submit(probe("probe-a"));
+        TaskHandle b = cluster.master.submit(probe("probe-b"));
+        assertThat(result(a).getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result(b).getState()).isEqualTo(TaskState.SUCCEEDED);
+        JsonNode pa = probeOf("probe-a");
+        JsonNode pb = probeOf("probe-b");
+        assertThat(pa.get("cuda").asText()).isEqualTo("5");
+        assertThat(pb.get("cuda").asText()).isEqualTo("5");
+        boolean overlap = pa.get("start").asDouble() < pb.get("end").asDouble()
+                && pb.get("start").asDouble() < pa.get("end").asDouble();
+        assertThat(overlap).as("two tasks on the only GPU never overlap").isFalse();
+    }
+
+    @Test
+    void twoGpuWorkerRunsTwoTasksSideBySideOnDifferentGpus() throws Exception {
+        cluster.worker("w1", 0, 1);
+        TaskHandle a = cluster.master.submit(probeHolding("probe-a", 3));
+        TaskHandle b = cluster.master.submit(probeHolding("probe-b", 3));
+        assertThat(result(a).getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result(b).getState()).isEqualTo(TaskState.SUCCEEDED);
+        JsonNode pa = probeOf("probe-a");
+        JsonNode pb = probeOf("probe-b");
+        assertThat(List.of(pa.get("cuda").asText(), pb.get("cuda").asText())).containsExactlyInAnyOrder("0", "1");
+        boolean overlap = pa.get("start").asDouble() < pb.get("end").asDouble()
+                && pb.get("start").asDouble() < pa.get("end").asDouble();
+        assertThat(overlap).as("with two GPUs they run at the same time").isTrue();
+    }
+
+    @Test
+    void taskWaitsQueuedUntilAWorkerJoins() throws Exception {
+        TaskHandle run = cluster.master.submit(probe("waiting"));
+        await().pollDelay(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5))
+                .until(() -> run.getState() == TaskState.QUEUED);
+        assertThat(run.getState()).isEqualTo(TaskState.QUEUED);
+        cluster.worker("late", 0);
+        assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
+    }
+
+    @Test
+    void cancelKillsScriptAndGrandchildAndFreesTheGpu() throws Exception {
+        cluster.worker("w1", 0);
+        TaskHandle run = cluster.master.submit(TaskSpec.python("spawner.py").taskId("spawn-1").gpus(1).build());
+        Path pidFile = dir.resolve("runs/spawn-1/attempt-1/pids");
+        await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(pidFile) && Files.readString(pidFile).endsWith("\n"));
+        String[] pids = Files.readString(pidFile).trim().split(" ");
+        assertThat(alive(pids[0])).isTrue();
+        assertThat(alive(pids[1])).isTrue();
+        assertThat(run.cancel()).isTrue();
+        assertThat(result(run).getState()).isEqualTo(TaskState.CANCELLED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !alive(pids[0]) && !alive(pids[1]));
+        WorkerInfo w = cluster.master.listWorkers().get(0);
+        assertThat(w.getFreeGpuIds()).containsExactly(0);
+    }
+
+    @Test
+    void timeoutEndsTimedOutWithTheTreeKilled() throws Exception {
+        cluster.worker("w1", 0);
+        TaskHandle run = cluster.master.submit(TaskSpec.python("spawner.py").taskId("slow-1")
+                .timeout(Duration.ofSeconds(2)).build());
+        TaskResult result = result(run);
+        assertThat(result.getState()).isEqualTo(TaskState.TIMED_OUT);
+        String[] pids = Files.readString(dir.resolve("runs/slow-1/attempt-1/pids")).trim().split(" ");
+        await().atMost(Duration.ofSeconds(10)).until(() -> !alive(pids[0]) && !alive(pids[1]));
+    }
+
+    @Test
+    void workerWithWrongSecretIsRejectedWhileGoodWorkerKeepsWorking() throws Exception {
+        cluster.worker("good", 0);
+        SchedulerWorker intruder = cluster.workerBuilder("intruder", 1).secret("not-the-shared-secret-at-all").build().start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> intruder.getLastRejection().contains("AUTHENTICATION_FAILED"));
+            assertThat(intruder.isConnected()).isFalse();
+            TaskHandle run = cluster.master.submit(probe("after-intruder"));
+            assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
+            assertThat(run.getRecord().getWorkerId()).isEqualTo("good");
+            assertThat(cluster.master.health().getConnectedWorkers()).isEqualTo(1);
+        } finally {
+            intruder.close();
+        }
+    }
+
+    @Test
+    void pathTraversalInTaskIdOrScriptIsRejectedAtSubmitAndNothingIsWritten() {
+        assertThatThrownBy(() -> TaskSpec.python("train.py").taskId("../evil"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("task id");
+        assertThatThrownBy(() -> TaskSpec.python("../outside.py"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("script");
+        assertThatThrownBy(() -> TaskSpec.python("/etc/passwd"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("script");
+        assertThatThrownBy(() -> TaskSpec.python("rl/../../x.py"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("script");
+        assertThat(cluster.master.queueDepth()).isZero();
+        assertThat(dir.resolve("logs").toFile().list()).isNullOrEmpty();
+    }
+
+    @Test
+    void restartedWorkerGetsItsTaskRequeuedAndTheRerunResumesFromTheCheckpoint() throws Exception {
+        SchedulerWorker first = cluster.workerBuilder("phoenix", 0).build().start();
+        TaskHandle run = cluster.master.submit(TaskSpec.python("train.py").taskId("resume-1")
+                .param("episodes", 200L).param("checkpoint-every", 20L).param("episode-delay", 0.02)
+                .param("seed", 3L).gpus(1).build());
+        Path checkpoint = dir.resolve("runs/resume-1/checkpoints/checkpoint.json");
+        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(checkpoint));
+        first.shutdownNow();
+        assertThat(first.awaitTermination(Duration.ofSeconds(20))).isTrue();
+
+        SchedulerWorker second = cluster.worker("phoenix", 0);
+        TaskResult result = result(run);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).isEqualTo(2);
+        assertThat(result.getRecord().getLeaseLosses()).isEqualTo(1);
+        assertThat(((Number) result.getFinalMetrics().get("resumed_from_episode")).intValue()).isGreaterThan(0);
+        assertThat(second.getSessionId()).isNotEqualTo(first.getSessionId());
+        List<String> log = Files.readAllLines(cluster.logFile("resume-1"));
+        assertThat(log).anySatisfy(l -> assertThat(l).startsWith("RESUMED from episode"));
+    }
+
+    private static TaskSpec probe(String id) {
+        return probeHolding(id, 1);
+    }
+
+    private static TaskSpec probeHolding(String id, double seconds) {
+        return TaskSpec.python("gpu_probe.py").taskId(id).param("hold", seconds).gpus(1).build();
+    }
+
+    private JsonNode probeOf(String taskId) throws Exception {
+        return JSON.readTree(dir.resolve("runs").resolve(taskId).resolve("attempt-1/probe.json").toFile());
+    }
+
+    private static boolean alive(String pid) {
+        return ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false)
+                && !isZombie(pid);
+    }
+
+    private static boolean isZombie(String pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", pid, "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,980 @@
+package io.rlscheduler.worker;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.MessageLite;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.HeartbeatResult;
+import io.rlscheduler.core.HeartbeatStatus;
+import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.RequeueResult;
+import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.core.WriteResult;
+import io.rlscheduler.core.WriteStatus;
+import io.rlscheduler.protocol.CancelTask;
+import io.rlscheduler.protocol.ErrorCode;
+import io.rlscheduler.protocol.ErrorReply;
+import io.rlscheduler.protocol.ExecuteTask;
+import io.rlscheduler.protocol.ExecuteTaskAck;
+import io.rlscheduler.protocol.GpuStatus;
+import io.rlscheduler.protocol.HandshakeProof;
+import io.rlscheduler.protocol.Heartbeat;
+import io.rlscheduler.protocol.LogAck;
+import io.rlscheduler.protocol.LogBatch;
+import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.RunningTask;
+import io.rlscheduler.protocol.TaskReportStatus;
+import io.rlscheduler.protocol.TaskStatusAck;
+import io.rlscheduler.protocol.TaskStatusReport;
+import io.rlscheduler.worker.internal.Attempt;
+import io.rlscheduler.worker.internal.LogBuffer;
+import io.rlscheduler.worker.internal.MasterLink;
+import io.rlscheduler.worker.internal.MetricsCollector;
+import io.rlscheduler.worker.internal.ResourceProbe;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A worker: one per machine. Registers with Redis, connects to a master, and runs the tasks it is
+ * given, each as a supervised attempt with exactly its GPUs.
+ *
+ * <pre>{@code
+ * SchedulerWorker worker = SchedulerWorker.builder()
+ *     .masters("gpu-master:9000").redis(RedisURI.create("redis://redis:6379"))
+ *     .workerId("gpu-box-1").secret(secret).gpuIds(0, 1).scriptRoots(Path.of("scripts"))
+ *     .build();
+ * worker.start();
+ * }</pre>
+ *
+ * <p>What it does for every attempt: confirms the assignment in Redis (fenced by its epoch),
+ * prepares a run directory per attempt and a checkpoint directory per task, starts the attempt
+ * with the {@link TaskExecutor} (by default {@link PythonTaskExecutor}: a python3 process group
+ * under a launcher that kills the group if this JVM dies), streams its output lines to the master
+ * with sequence numbers (kept until acknowledged, resent after a reconnect), collects its
+ * {@code RLS_METRIC} lines, enforces its timeout, stops it on cancel, and records how it ended in
+ * Redis before reporting to the master (kept until acknowledged).
+ *
+ * <p>Leases: every {@code heartbeatInterval} it renews its liveness and its tasks' leases in Redis
+ * directly (not through the master), so losing the master does not stop its work. If it cannot
+ * renew a task's lease for half the task lease, it stops that task itself (self-fencing), well
+ * before the lease could expire and the task run elsewhere.
+ *
+ * <p>Lifecycle as {@link java.util.concurrent.ExecutorService}. Thread-safe.
+ */
+public final class SchedulerWorker implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(SchedulerWorker.class);
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+
+    /** Default grace between TERM and KILL when a task is stopped. */
+    public static final Duration DEFAULT_KILL_GRACE = Duration.ofSeconds(10);
+    /** Default delay before the first reconnect; doubles up to the maximum, with jitter. */
+    public static final Duration DEFAULT_RECONNECT_MIN = Duration.ofMillis(100);
+    /** Default longest delay between reconnects. */
+    public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
+    /** Default period of log batches. */
+    public static final Duration DEFAULT_LOG_FLUSH_INTERVAL = Duration.ofMillis(50);
+    /** Default most lines per log batch. */
+    public static final int DEFAULT_LOG_BATCH_LINES = 1000;
+    /** Default most unacknowledged lines kept per attempt before the task is slowed down. */
+    public static final int DEFAULT_MAX_BUFFERED_LINES = 100_000;
+
+    private enum State { NEW, RUNNING, SHUTDOWN, TERMINATED }
+
+    private final Builder config;
+    private final RedisClient client;
+    private final boolean ownsClient;
+    private final String sessionId = "s-" + UUID.randomUUID();
+    private final ConcurrentHashMap<String, Attempt> attempts = new ConcurrentHashMap<>();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final AtomicLong heartbeatSequence = new AtomicLong();
+    private final ResourceProbe probe;
+    private final TaskExecutor executor;
+    private final RunDirectories runDirectories;
+    private volatile State state = State.NEW;
+    private LeaseCore core;
+    private MasterLink link;
+    private EventLoopGroup group;
+    private ScheduledExecutorService timers;
+    private ExecutorService taskThreads;
+    private WorkerRegistration registration;
+
+    private SchedulerWorker(Builder b) {
+        this.config = b;
+        this.ownsClient = b.client == null;
+        this.client = b.client != null ? b.client : RedisClient.create(b.redisUri);
+        this.probe = new ResourceProbe(b.nvidiaSmi);
+        this.runDirectories = new RunDirectories(b.runRoot);
+        this.executor = b.executor != null ? b.executor : PythonTaskExecutor.builder()
+                .scriptRoots(b.scriptRoots).stateDirectory(b.stateDirectory()).gracePeriod(b.killGrace).build();
+    }
+
+    /** Returns a new builder. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Returns the worker id. */
+    public String getWorkerId() {
+        return config.workerId;
+    }
+
+    /** Returns the session id of this process start. */
+    public String getSessionId() {
+        return sessionId;
+    }
+
+    /** Returns whether the worker is connected to and authenticated by a master. */
+    public boolean isConnected() {
+        return link != null && link.readyChannel() != null;
+    }
+
+    /** Returns the reason the last master gave for rejecting this worker, or the empty string. */
+    public String getLastRejection() {
+        return link == null ? "" : link.getLastRejection();
+    }
+
+    /** Returns the ids of the tasks whose attempts are running here. */
+    public List<String> getRunningTaskIds() {
+        List<String> ids = new ArrayList<>();
+        attempts.forEach((id, a) -> {
+            if (!a.isEnded()) {
+                ids.add(id);
+            }
+        });
+        return ids;
+    }
+
+    /**
+     * Starts the worker: kills processes left by a previous run of this worker, registers with
+     * Redis (taking back tasks a previous session still held), connects to a master. Blocks until
+     * registered; the connection is made in the background.
+     *
+     * @return this worker
+     * @throws SchedulerException if Redis cannot be reached
+     */
+    public synchronized SchedulerWorker start() {
+        if (state != State.NEW) {
+            throw new IllegalStateException("worker " + config.workerId + " was already started");
+        }
+        state = State.RUNNING;
+        try {
+            if (executor instanceof PythonTaskExecutor python) {
+                int killed = python.killLeftovers();
+                if (killed > 0) {
+                    log.warn("killed {} process groups left by a previous run of worker {}", killed, config.workerId);
+                }
+            }
+            core = LeaseCore.create(client, config.coreOptions);
+            List<Integer> gpus = config.gpuIds != null ? config.gpuIds : detectGpus();
+            registration = new WorkerRegistration(config.workerId, sessionId, config.labels, config.cpuSlots,
+                    config.memoryBytes >= 0 ? config.memoryBytes : ResourceProbe.totalMemoryBytes(), gpus);
+            RequeueResult taken = core.register(registration).get(30, TimeUnit.SECONDS);
+            if (!taken.getRequeued().isEmpty() || !taken.getFailed().isEmpty()) {
+                log.warn("tasks of this worker's previous session were taken back: requeued {}, failed {}",
+                        taken.getRequeued(), taken.getFailed());
+            }
+            timers = Executors.newSingleThreadScheduledExecutor(daemon("rls-worker-timers-" + config.workerId));
+            taskThreads = Executors.newCachedThreadPool(daemon("rls-worker-tasks-" + config.workerId));
+            group = config.transport.newGroup(1, "rls-worker-io-" + config.workerId);
+            link = new MasterLink(config.masters, config.transport, group, config.protocolOptions, config.secret,
+                    config.workerId, sessionId, config.labels, config.reconnectMin, config.reconnectMax, new LinkListener());
+            long hb = config.coreOptions.getHeartbeatInterval().toMillis();
+            timers.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+            long flush = config.logFlushInterval.toMillis();
+            group.scheduleWithFixedDelay(this::flushLogs, flush, flush, TimeUnit.MILLISECONDS);
+            link.start();
+            log.info("worker {} (session {}) started: {} CPU slots, GPUs {}, labels {}", config.workerId, sessionId,
+                    config.cpuSlots, gpus, config.labels);
+            return this;
+        } catch (Exception e) {
+            shutdownNow();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new SchedulerException("worker " + config.workerId + " failed to start: " + e, true, e);
+        }
+    }
+
+    private List<Integer> detectGpus() {
+        List<Integer> ids = new ArrayList<>();
+        for (GpuStatus gpu : probe.gpus()) {
+            ids.add(gpu.getIndex());
+        }
+        return ids;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Messages from the master
+    // ------------------------------------------------------------------------------------------
+
+    private final class LinkListener implements MasterLink.Listener {
+        @Override
+        public void onReady(Channel channel, String masterId) {
+            for (Attempt a : attempts.values()) {
+                a.getLogs().resend();
+                if (a.getReport() != null) {
+                    channel.write(a.getReport());
+                }
+            }
+            channel.flush();
+            flushLogs();
+        }
+
+        @Override
+        public void onMessage(Channel channel, MessageLite msg) {
+            if (msg instanceof ExecuteTask task) {
+                onExecute(channel, task);
+            } else if (msg instanceof CancelTask cancel) {
+                Attempt a = attempts.get(cancel.getTaskId());
+                if (a != null && a.getLease().getEpoch() == cancel.getEpoch()) {
+                    stop(a, StopReason.CANCELLED);
+                }
+            } else if (msg instanceof LogAck ack) {
+                Attempt a = attempts.get(ack.getTaskId());
+                if (a != null && a.getLease().getEpoch() == ack.getEpoch()) {
+                    a.getLogs().ack(ack.getAckedSequence());
+                    forgetIfDelivered(a);
+                }
+            } else if (msg instanceof TaskStatusAck ack) {
+                Attempt a = attempts.get(ack.getTaskId());
+                if (a != null && a.getLease().getEpoch() == ack.getEpoch() && a.getReport() != null) {
+                    a.setReport(null);
+                    forgetIfDelivered(a);
+                }
+            } else if (msg instanceof ErrorReply error) {
+                log.warn("master reported {}: {} (task {} epoch {})", error.getCode(), error.getMessage(),
+                        error.getTaskId(), error.getEpoch());
+            }
+        }
+
+        @Override
+        public void onDisconnected(Channel channel) {
+            // Attempts go on; their lines and reports wait for the next connection.
+        }
+    }
+
+    private void onExecute(Channel channel, ExecuteTask task) {
+        if (!TaskIds.isValid(task.getTaskId())) {
+            channel.writeAndFlush(refusal(task, ErrorCode.ERROR_CODE_INVALID_REQUEST, "invalid task id"));
+            return;
+        }
+        Attempt existing = attempts.get(task.getTaskId());
+        if (existing != null && existing.getLease().getEpoch() == task.getEpoch()) {
+            channel.writeAndFlush(ExecuteTaskAck.newBuilder().setTaskId(task.getTaskId()).setEpoch(task.getEpoch())
+                    .setAccepted(true).build());
+            return;
+        }
+        if (state != State.RUNNING) {
+            channel.writeAndFlush(refusal(task, ErrorCode.ERROR_CODE_RESOURCE_UNAVAILABLE, "worker is shutting down"));
+            return;
+        }
+        TaskLease lease = new TaskLease(task.getTaskId(), task.getEpoch());
+        core.acknowledge(lease, config.workerId, sessionId).whenCompleteAsync((result, error) -> {
+            if (error != null) {
+                log.warn("cannot confirm task {} in Redis: {}", task.getTaskId(), error.toString());
+                send(refusal(task, ErrorCode.ERROR_CODE_INTERNAL, "cannot reach Redis: " + error));
+            } else if (!result.isAccepted()) {
+                log.info("task {} epoch {} is no longer ours: {}", task.getTaskId(), task.getEpoch(), result.getStatus());
+                send(refusal(task, ErrorCode.ERROR_CODE_STALE_EPOCH, result.getStatus().toString()));
+            } else {
+                launch(task);
+            }
+        }, taskThreads);
+    }
+
+    private static ExecuteTaskAck refusal(ExecuteTask task, ErrorCode code, String message) {
+        return ExecuteTaskAck.newBuilder().setTaskId(task.getTaskId()).setEpoch(task.getEpoch()).setAccepted(false)
+                .setErrorCode(code).setMessage(message).build();
+    }
+
+    private void send(MessageLite message) {
+        Channel channel = link.readyChannel();
+        if (channel != null) {
+            channel.writeAndFlush(message);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Attempts
+    // ------------------------------------------------------------------------------------------
+
+    private void launch(ExecuteTask task) {
+        Attempt attempt = null;
+        TaskExecution execution;
+        try {
+            Map<String, Object> parameters = JSON.readValue(
+                    task.getParametersJson().isEmpty() ? "{}" : task.getParametersJson(),
+                    new TypeReference<LinkedHashMap<String, Object>>() { });
+            RunDirectories.Attempt dirs = runDirectories.prepare(task.getTaskId(), task.getAttempt(), parameters);
+            attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
+                    new MetricsCollector(1000), dirs.getRunDir());
+            track(attempt);
+            TaskContext context = new TaskContext(task.getTaskId(), task.getEpoch(), task.getAttempt(), task.getTraceId(),
+                    task.getScript(), task.getArgumentsList(), parameters, task.getResources().getGpuIdsList(),
+                    task.getEnvironmentMap(), dirs.getRunDir(), dirs.getCheckpointDir(), dirs.getParametersFile(),
+                    task.getTimeoutMs() > 0 ? Duration.ofMillis(task.getTimeoutMs()) : null);
+            Attempt running = attempt;
+            execution = executor.start(context, (stream, text) -> output(running, stream, text));
+        } catch (IOException | RuntimeException e) {
+            log.warn("task {} could not be started: {}", task.getTaskId(), e.getMessage());
+            if (attempt == null) {
+                attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
+                        new MetricsCollector(1000), config.runRoot.resolve(task.getTaskId()));
+                track(attempt);
+            }
+            output(attempt, LogStream.LOG_STREAM_STDERR, "rl-scheduler: task could not be started: " + e.getMessage());
+            send(refusal(task, ErrorCode.ERROR_CODE_INVALID_REQUEST, String.valueOf(e.getMessage())));
+            ended(attempt, TaskState.FAILED, null, "launch failed: " + e.getMessage(),
+                    TaskReportStatus.TASK_REPORT_STATUS_LAUNCH_FAILED);
+            return;
+        }
+        Attempt started = attempt;
+        started.setExecution(execution);
+        send(ExecuteTaskAck.newBuilder().setTaskId(task.getTaskId()).setEpoch(task.getEpoch()).setAccepted(true).build());
+        log.info("task {} attempt {} started (epoch {}, GPUs {})", task.getTaskId(), task.getAttempt(), task.getEpoch(),
+                task.getResources().getGpuIdsList());
+        if (task.getTimeoutMs() > 0) {
+            started.setTimeout(timers.schedule(() -> stop(started, StopReason.TIMED_OUT), task.getTimeoutMs(),
+                    TimeUnit.MILLISECONDS));
+        }
+        if (started.getRequestedStop() != StopReason.NONE) {
+            execution.stop(started.getRequestedStop(), config.killGrace);
+        }
+        execution.completion().thenAcceptAsync(result -> exited(started, result), taskThreads);
+    }
+
+    private void track(Attempt attempt) {
+        Attempt previous = attempts.put(attempt.getLease().getTaskId(), attempt);
+        if (previous != null && !previous.isEnded()) {
+            stop(previous, StopReason.FENCED);
+        }
+    }
+
+    private void output(Attempt attempt, LogStream stream, String text) {
+        attempt.getMetrics().offer(text);
+        try {
+            attempt.getLogs().add(stream, text);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void stop(Attempt attempt, StopReason reason) {
+        if (attempt.requestStop(reason)) {
+            log.info("stopping task {} epoch {}: {}", attempt.getLease().getTaskId(), attempt.getLease().getEpoch(), reason);
+            TaskExecution execution = attempt.getExecution();
+            if (execution != null) {
+                execution.stop(reason, config.killGrace);
+            }
+        }
+    }
+
+    private void exited(Attempt attempt, ExecutionResult result) {
+        if (attempt.getTimeout() != null) {
+            attempt.getTimeout().cancel(false);
+        }
+        StopReason reason = result.getStopReason();
+        if (reason == StopReason.FENCED || reason == StopReason.SHUTDOWN) {
+            // Not ours to record: the lease is lost (or will lapse), and the task runs again elsewhere.
+            ended(attempt, null, result.getExitCode(), reason.toString().toLowerCase(), TaskReportStatus.TASK_REPORT_STATUS_FENCED);
+            return;
+        }
+        TaskState outcome;
+        TaskReportStatus status;
+        String error = result.getError();
+        if (reason == StopReason.CANCELLED) {
+            outcome = TaskState.CANCELLED;
+            status = TaskReportStatus.TASK_REPORT_STATUS_CANCELLED;
+            error = error.isEmpty() ? "cancelled" : error;
+        } else if (reason == StopReason.TIMED_OUT) {
+            outcome = TaskState.TIMED_OUT;
+            status = TaskReportStatus.TASK_REPORT_STATUS_TIMED_OUT;
+            error = "ran past its timeout of " + Duration.ofMillis(attempt.getTask().getTimeoutMs());
+        } else if (result.getExitCode() == 0 && error.isEmpty()) {
+            outcome = TaskState.SUCCEEDED;
+            status = TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED;
+        } else {
+            outcome = TaskState.FAILED;
+            status = TaskReportStatus.TASK_REPORT_STATUS_FAILED;
+            if (error.isEmpty()) {
+                error = result.getExitCode() > 128 ? "killed by signal " + (result.getExitCode() - 128)
+                        : "exited with code " + result.getExitCode();
+            }
+        }
+        ended(attempt, outcome, result.getExitCode(), error, status);
+    }
+
+    /** Records the outcome in Redis (unless fenced), then queues the report for the master. */
+    private void ended(Attempt attempt, TaskState outcome, Integer exitCode, String error, TaskReportStatus status) {
+        TaskReportStatus reported = status;
+        if (outcome != null) {
+            WriteResult written = finishInRedis(attempt, outcome, exitCode, error);
+            if (written == null || !written.isAccepted()) {
+                log.warn("task {} epoch {} ended {} but Redis answered {}: the attempt was fenced",
+                        attempt.getLease().getTaskId(), attempt.getLease().getEpoch(), outcome,
+                        written == null ? "nothing" : written.getStatus());
+                reported = TaskReportStatus.TASK_REPORT_STATUS_FENCED;
+            }
+        }
+        TaskStatusReport.Builder report = TaskStatusReport.newBuilder()
+                .setTaskId(attempt.getLease().getTaskId()).setEpoch(attempt.getLease().getEpoch())
+                .setAttempt(attempt.getTask().getAttempt()).setStatus(reported)
+                .setErrorMessage(error == null ? "" : error).setFinalMetricsJson(attempt.getMetrics().latestJson())
+                .setLastLogSequence(attempt.getLogs().getLastSequence()).setEndedAtUnixMs(System.currentTimeMillis())
+                .setRunDir(attempt.getRunDir().toString());
+        if (exitCode != null) {
+            report.setHasExitCode(true).setExitCode(exitCode);
+        }
+        attempt.setReport(report.build());
+        attempt.setEnded();
+        attempt.getLogs().close();
+        log.info("task {} attempt {} ended: {} (exit {})", attempt.getLease().getTaskId(), attempt.getTask().getAttempt(),
+                reported, exitCode);
+        Channel channel = link.readyChannel();
+        if (channel != null) {
+            channel.writeAndFlush(attempt.getReport());
+        }
+        group.execute(this::flushLogs);
+    }
+
+    private WriteResult finishInRedis(Attempt attempt, TaskState outcome, Integer exitCode, String error) {
+        long deadline = System.nanoTime() + config.coreOptions.getTaskLease().toNanos();
+        long backoff = 100;
+        while (true) {
+            try {
+                return core.finish(attempt.getLease(), config.workerId, sessionId, outcome, exitCode, error,
+                        attempt.getMetrics().latestJson(), attempt.getRunDir().toString()).get(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            } catch (Exception e) {
+                if (System.nanoTime() > deadline) {
+                    log.error("could not record the end of task {} in Redis: {}", attempt.getLease().getTaskId(), e.toString());
+                    return null;
+                }
+                log.warn("recording the end of task {} failed ({}); retrying", attempt.getLease().getTaskId(), e.toString());
+                try {
+                    Thread.sleep(backoff); // retry pacing on a task thread while Redis is away
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+                backoff = Math.min(backoff * 2, 2_000);
+            }
+        }
+    }
+
+    private void forgetIfDelivered(Attempt attempt) {
+        if (attempt.isEnded() && attempt.getReport() == null && attempt.getLogs().isFullyAcked()) {
+            attempts.remove(attempt.getLease().getTaskId(), attempt);
+        }
+    }
+
+    private void flushLogs() {
+        Channel channel = link == null ? null : link.readyChannel();
+        if (channel == null) {
+            return;
+        }
+        boolean wrote = false;
+        for (Attempt a : attempts.values()) {
+            LogBuffer logs = a.getLogs();
+            while (channel.isWritable()) {
+                List<LogLine> batch = logs.nextBatch(config.logBatchLines, 512 * 1024);
+                if (batch.isEmpty()) {
+                    break;
+                }
+                channel.write(LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch())
+                        .addAllLines(batch).build());
+                wrote = true;
+            }
+        }
+        if (wrote) {
+            channel.flush();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Leases
+    // ------------------------------------------------------------------------------------------
+
+    private void heartbeat() {
+        List<Attempt> held = new ArrayList<>();
+        List<TaskLease> leases = new ArrayList<>();
+        for (Attempt a : attempts.values()) {
+            if (!a.isEnded()) {
+                held.add(a);
+                leases.add(a.getLease());
+            }
+        }
+        long sentAt = System.nanoTime();
+        try {
+            HeartbeatResult result = core.heartbeat(config.workerId, sessionId, leases).get(
+                    config.coreOptions.getHeartbeatInterval().toMillis() * 2, TimeUnit.MILLISECONDS);
+            if (result.getStatus() == HeartbeatStatus.OK) {
+                for (Attempt a : held) {
+                    TaskLease lease = a.getLease();
+                    if (result.getRevokedTasks().contains(lease)) {
+                        stop(a, StopReason.FENCED);
+                    } else {
+                        a.renewed(sentAt);
+                    }
+                    if (result.getCancelRequested().contains(lease)) {
+                        stop(a, StopReason.CANCELLED);
+                    }
+                }
+            } else if (result.getStatus() == HeartbeatStatus.UNKNOWN_WORKER) {
+                log.warn("Redis does not know worker {}; registering again", config.workerId);
+                core.register(registration);
+            } else {
+                log.error("another process registered worker id {}; stopping this worker's tasks", config.workerId);
+                held.forEach(a -> stop(a, StopReason.FENCED));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("heartbeat to Redis failed: {}", e.toString());
+        }
+        selfFence();
+        sendHeartbeat(held);
+    }
+
+    /** Stops every attempt whose lease this worker could not renew for half the task lease. */
+    private void selfFence() {
+        long limit = config.coreOptions.getTaskLease().toNanos() / 2;
+        long now = System.nanoTime();
+        for (Attempt a : attempts.values()) {
+            if (!a.isEnded() && now - a.getLastRenewNanos() > limit) {
+                log.warn("task {} epoch {}: lease not renewed for {} ms; stopping it before the lease can expire",
+                        a.getLease().getTaskId(), a.getLease().getEpoch(), TimeUnit.NANOSECONDS.toMillis(now - a.getLastRenewNanos()));
+                stop(a, StopReason.FENCED);
+            }
+        }
+    }
+
+    private void sendHeartbeat(List<Attempt> held) {
+        Channel channel = link == null ? null : link.readyChannel();
+        if (channel == null) {
+            return;
+        }
+        Heartbeat.Builder hb = Heartbeat.newBuilder().setWorkerId(config.workerId).setSessionId(sessionId)
+                .setSequence(heartbeatSequence.incrementAndGet()).setSentAtUnixMs(System.currentTimeMillis())
+                .setResources(probe.sample(config.cpuSlots));
+        for (Attempt a : held) {
+            hb.addRunningTasks(RunningTask.newBuilder().setTaskId(a.getLease().getTaskId()).setEpoch(a.getLease().getEpoch())
+                    .setAttempt(a.getTask().getAttempt()).setLastLogSequence(a.getLogs().getLastSequence()));
+        }
+        channel.writeAndFlush(hb.build());
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Lifecycle
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Stops taking tasks; running attempts finish and their reports are delivered, then the worker
+     * stops. Idempotent; returns at once (see {@link #awaitTermination}).
+     */
+    public void shutdown() {
+        synchronized (this) {
+            if (state != State.RUNNING) {
+                if (state == State.NEW) {
+                    state = State.TERMINATED;
+                    terminated.countDown();
+                }
+                return;
+            }
+            state = State.SHUTDOWN;
+        }
+        Thread stopper = new Thread(() -> {
+            try {
+                // Running attempts finish by themselves; their reports then get a bounded time to
+                // reach a master (they are recorded in Redis already).
+                for (Attempt a : attempts.values()) {
+                    TaskExecution e = a.getExecution();
+                    if (e != null) {
+                        e.completion().join();
+                    }
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (attempts.values().stream().anyMatch(a -> !a.isEnded() || a.getReport() != null)
+                        && System.nanoTime() < deadline) {
+                    Thread.sleep(50); // shutdown's own pacing while reports drain
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                stopAll();
+            }
+        }, "rls-worker-shutdown-" + config.workerId);
+        stopper.setDaemon(true);
+        stopper.start();
+    }
+
+    /**
+     * Stops every running attempt (TERM to its process group, KILL after the grace period) and the
+     * worker. The stopped tasks' leases lapse and the reaper re-queues them. Idempotent.
+     */
+    public void shutdownNow() {
+        synchronized (this) {
+            if (state == State.TERMINATED) {
+                return;
+            }
+            state = State.SHUTDOWN;
+        }
+        attempts.values().forEach(a -> stop(a, StopReason.SHUTDOWN));
+        Thread stopper = new Thread(() -> {
+            long deadline = System.nanoTime() + config.killGrace.toNanos() + TimeUnit.SECONDS.toNanos(10);
+            for (Attempt a : attempts.values()) {
+                TaskExecution e = a.getExecution();
+                if (e != null) {
+                    try {
+                        e.completion().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    } catch (Exception ignored) {
+                        // bounded wait; stopAll goes on
+                    }
+                }
+            }
+            stopAll();
+        }, "rls-worker-shutdown-" + config.workerId);
+        stopper.setDaemon(true);
+        stopper.start();
+    }
+
+    private synchronized void stopAll() {
+        if (state == State.TERMINATED) {
+            return;
+        }
+        try {
+            if (link != null) {
+                link.stop();
+            }
+            if (timers != null) {
+                timers.shutdownNow();
+            }
+            if (group != null) {
+                group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            }
+            if (taskThreads != null) {
+                taskThreads.shutdownNow();
+            }
+            if (core != null) {
+                core.close();
+            }
+            if (ownsClient) {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        } catch (RuntimeException e) {
+            log.warn("error while stopping worker {}: {}", config.workerId, e.toString());
+        } finally {
+            state = State.TERMINATED;
+            terminated.countDown();
+            log.info("worker {} stopped", config.workerId);
+        }
+    }
+
+    /** Waits until the worker has stopped; returns whether it did within the timeout. */
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        return terminated.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Returns whether the worker has fully stopped. */
+    public boolean isTerminated() {
+        return terminated.getCount() == 0;
+    }
+
+    /** Stops running attempts ({@link #shutdownNow()}) and waits for the worker to stop, up to grace + 20 s. */
+    @Override
+    public void close() {
+        shutdownNow();
+        try {
+            awaitTermination(config.killGrace.plusSeconds(20));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        AtomicLong n = new AtomicLong();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Builds a {@link SchedulerWorker}; setters validate at once, {@link #build()} across fields. Not thread-safe. */
+    public static final class Builder {
+        private List<InetSocketAddress> masters;
+        private RedisURI redisUri;
+        private RedisClient client;
+        private String workerId;
+        private byte[] secret;
+        private List<Integer> gpuIds;
+        private int cpuSlots = Runtime.getRuntime().availableProcessors();
+        private long memoryBytes = -1;
+        private Map<String, String> labels = Map.of();
+        private List<Path> scriptRoots = List.of(Path.of("scripts"));
+        private Path runRoot = Path.of("runs");
+        private Path stateDirectory;
+        private TaskExecutor executor;
+        private CoreOptions coreOptions = CoreOptions.defaults();
+        private Duration killGrace = DEFAULT_KILL_GRACE;
+        private Duration reconnectMin = DEFAULT_RECONNECT_MIN;
+        private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
+        private Duration logFlushInterval = DEFAULT_LOG_FLUSH_INTERVAL;
+        private int logBatchLines = DEFAULT_LOG_BATCH_LINES;
+        private int maxBufferedLines = DEFAULT_MAX_BUFFERED_LINES;
+        private String nvidiaSmi = "nvidia-smi";
+        private NettyTransport transport = NettyTransport.best();
+        private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
+
+        private Builder() {
+        }
+
+        /** Sets the masters to connect to, as "host:port", tried in turn. Required. */
+        public Builder masters(String... addresses) {
+            List<InetSocketAddress> list = new ArrayList<>();
+            for (String address : addresses) {
+                int colon = address == null ? -1 : address.lastIndexOf(':');
+                if (colon <= 0 || colon == address.length() - 1) {
+                    throw new IllegalArgumentException("master address must be host:port, was '" + address + "'");
+                }
+                int port;
+                try {
+                    port = Integer.parseInt(address.substring(colon + 1));
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("master address must be host:port, was '" + address + "'");
+                }
+                if (port < 1 || port > 65535) {
+                    throw new IllegalArgumentException("master port must be 1 to 65535, was " + port);
+                }
+                list.add(InetSocketAddress.createUnresolved(address.substring(0, colon), port));
+            }
+            if (list.isEmpty()) {
+                throw new IllegalArgumentException("at least one master address is required");
+            }
+            this.masters = List.copyOf(list);
+            return this;
+        }
+
+        /** Sets the Redis server (the worker creates and owns its client). */
+        public Builder redis(RedisURI uri) {
+            this.redisUri = Objects.requireNonNull(uri, "uri");
+            this.client = null;
+            return this;
+        }
+
+        /** Uses an existing Lettuce client (shared, not shut down by the worker). */
+        public Builder redisClient(RedisClient client) {
+            this.client = Objects.requireNonNull(client, "client");
+            this.redisUri = null;
+            return this;
+        }
+
+        /** Sets the worker id: stable for the machine (see {@link TaskIds}). Required. */
+        public Builder workerId(String id) {
+            this.workerId = TaskIds.require(id, "worker id");
+            return this;
+        }
+
+        /** Sets the shared secret; at least 16 bytes. Required. */
+        public Builder secret(byte[] secret) {
+            this.secret = HandshakeProof.requireValidSecret(secret).clone();
+            return this;
+        }
+
+        /** Sets the shared secret from a string (its UTF-8 bytes). */
+        public Builder secret(String secret) {
+            return secret(Objects.requireNonNull(secret, "secret").getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Sets the GPU ids this worker offers; default those nvidia-smi reports (none without it). */
+        public Builder gpuIds(Integer... ids) {
+            this.gpuIds = List.of(ids);
+            return this;
+        }
+
+        /** Sets the GPU ids this worker offers. */
+        public Builder gpuIds(List<Integer> ids) {
+            this.gpuIds = List.copyOf(ids);
+            return this;
+        }
+
+        /** Sets the CPU slots offered, 1 or more; default the number of processors. */
+        public Builder cpuSlots(int slots) {
+            if (slots < 1) {
+                throw new IllegalArgumentException("cpuSlots must be at least 1, was " + slots);
+            }
+            this.cpuSlots = slots;
+            return this;
+        }
+
+        /** Sets the memory offered in bytes; default the machine's physical memory. */
+        public Builder memoryBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("memoryBytes must not be negative, was " + bytes);
+            }
+            this.memoryBytes = bytes;
+            return this;
+        }
+
+        /** Sets the labels task selectors match against; default none. */
+        public Builder labels(Map<String, String> labels) {
+            this.labels = Map.copyOf(labels);
+            return this;
+        }
+
+        /** Sets the directories scripts must resolve inside; default "scripts". */
+        public Builder scriptRoots(Path... roots) {
+            if (roots.length == 0) {
+                throw new IllegalArgumentException("at least one script root is required");
+            }
+            this.scriptRoots = List.of(roots);
+            return this;
+        }
+
+        /** Sets the root of run directories ({@code <root>/<taskId>/attempt-<n>} and {@code <root>/<taskId>/checkpoints}); default "runs". */
+        public Builder runRoot(Path root) {
+            this.runRoot = Objects.requireNonNull(root, "root");
+            return this;
+        }
+
+        /** Sets the worker's state directory (launcher, process-group ids); default {@code <runRoot>/.worker/<workerId>}. */
+        public Builder stateDirectory(Path dir) {
+            this.stateDirectory = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /** Sets how tasks run; default a {@link PythonTaskExecutor} over the script roots. */
+        public Builder executor(TaskExecutor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** Sets the lease core settings; must equal the master's (namespace, leases). */
+        public Builder coreOptions(CoreOptions options) {
+            this.coreOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** Sets the grace between TERM and KILL when a task is stopped; default 10 s. */
+        public Builder killGrace(Duration grace) {
+            this.killGrace = nonNegative(grace, "killGrace");
+            return this;
+        }
+
+        /** Sets the first and the longest reconnect delay; defaults 100 ms and 10 s. */
+        public Builder reconnectBackoff(Duration min, Duration max) {
+            nonNegative(min, "min");
+            if (min.isZero() || max.compareTo(min) < 0) {
+                throw new IllegalArgumentException("reconnect backoff needs 0 < min <= max, was " + min + ", " + max);
+            }
+            this.reconnectMin = min;
+            this.reconnectMax = max;
+            return this;
+        }
+
+        /** Sets the period of log batches; default 50 ms. */
+        public Builder logFlushInterval(Duration interval) {
+            nonNegative(interval, "logFlushInterval");
+            if (interval.isZero()) {
+                throw new IllegalArgumentException("logFlushInterval must be positive");
+            }
+            this.logFlushInterval = interval;
+            return this;
+        }
+
+        /** Sets the most unacknowledged lines kept per attempt before its output is slowed; default 100,000. */
+        public Builder maxBufferedLines(int lines) {
+            if (lines < 100) {
+                throw new IllegalArgumentException("maxBufferedLines must be at least 100, was " + lines);
+            }
+            this.maxBufferedLines = lines;
+            return this;
+        }
+
+        /** Sets the nvidia-smi command (name on the PATH, or a path); default "nvidia-smi". */
+        public Builder nvidiaSmi(String command) {
+            this.nvidiaSmi = Objects.requireNonNull(command, "command");
+            return this;
+        }
+
+        /** Sets the socket transport; default epoll where available, else NIO. */
+        public Builder transport(NettyTransport transport) {
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
+        }
+
+        /** Sets the codec settings; default {@link ProtocolOptions#defaults()}. */
+        public Builder protocolOptions(ProtocolOptions options) {
+            this.protocolOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        Path stateDirectory() {
+            return stateDirectory != null ? stateDirectory : runRoot.resolve(".worker").resolve(workerId);
+        }
+
+        /**
+         * Returns the worker (not started).
+         *
+         * @throws IllegalStateException if masters, Redis, worker id or secret is missing
+         */
+        public SchedulerWorker build() {
+            if (masters == null) {
+                throw new IllegalStateException("at least one master is required: call masters(\"host:port\")");
+            }
+            if (redisUri == null && client == null) {
+                throw new IllegalStateException("a Redis server is required: call redis(RedisURI) or redisClient(RedisClient)");
+            }
+            if (workerId == null) {
+                throw new IllegalStateException("a worker id is required: call workerId(...)");
+            }
+            if (secret == null) {
+                throw new IllegalStateException("a shared secret is required: call secret(...)");
+            }
+            return new SchedulerWorker(this);
+        }
+
+        private static Duration nonNegative(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative()) {
+                throw new IllegalArgumentException(name + " must not be negative, was " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package io.rlscheduler.worker.internal;
+
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.protocol.ExecuteTask;
+import io.rlscheduler.protocol.TaskStatusReport;
+import io.rlscheduler.worker.StopReason;
+import io.rlscheduler.worker.TaskExecution;
+import java.nio.file.Path;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * The worker's state of one attempt it runs: the assignment, its output buffer and metrics, the
+ * running execution, when its lease was last renewed (for self-fencing), and once it has ended
+ * the status report waiting for the master's acknowledgement. Fields are guarded by the
+ * attempt's monitor or volatile.
+ */
+public final class Attempt {
+
+    private final ExecuteTask task;
+    private final TaskLease lease;
+    private final LogBuffer logs;
+    private final MetricsCollector metrics;
+    private final Path runDir;
+    private volatile TaskExecution execution;
+    private volatile long lastRenewNanos;
+    private volatile StopReason requestedStop = StopReason.NONE;
+    private volatile ScheduledFuture<?> timeout;
+    private volatile TaskStatusReport report;
+    private volatile boolean ended;
+
+    public Attempt(ExecuteTask task, LogBuffer logs, MetricsCollector metrics, Path runDir) {
+        this.task = task;
+        this.lease = new TaskLease(task.getTaskId(), task.getEpoch());
+        this.logs = logs;
+        this.metrics = metrics;
+        this.runDir = runDir;
+        this.lastRenewNanos = System.nanoTime();
+    }
+
+    public ExecuteTask getTask() { return task; }
+    public TaskLease getLease() { return lease; }
+    public LogBuffer getLogs() { return logs; }
+    public MetricsCollector getMetrics() { return metrics; }
+    public Path getRunDir() { return runDir; }
+    public TaskExecution getExecution() { return execution; }
+    public void setExecution(TaskExecution execution) { this.execution = execution; }
+    public long getLastRenewNanos() { return lastRenewNanos; }
+    public void renewed(long nanos) { this.lastRenewNanos = nanos; }
+    public StopReason getRequestedStop() { return requestedStop; }
+    public ScheduledFuture<?> getTimeout() { return timeout; }
+    public void setTimeout(ScheduledFuture<?> timeout) { this.timeout = timeout; }
+    public TaskStatusReport getReport() { return report; }
+    public void setReport(TaskStatusReport report) { this.report = report; }
+    public boolean isEnded() { return ended; }
+    public void setEnded() { this.ended = true; }
+
+    /** Records the first stop reason; returns whether this call set it. */
+    public synchronized boolean requestStop(StopReason reason) {
+        if (requestedStop != StopReason.NONE || ended) {
+            return false;
+        }
+        requestedStop = reason;
+        return true;
+    }
+}

@@ -1,0 +1,112 @@
+package io.rlscheduler.worker.internal;
+
+import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogStream;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The output lines of one attempt that the master has not yet acknowledged. Lines get sequence
+ * numbers 1, 2, 3, ... in the order they are added; they stay here until a {@code LogAck} covers
+ * them, and after a reconnect everything unacknowledged is sent again (the master skips what it
+ * already has). Bounded: when {@code capacity} lines wait unacknowledged, {@link #add} blocks the
+ * reading thread, which in turn blocks the task's writes to its pipe: back-pressure instead of loss.
+ * Thread-safe.
+ */
+public final class LogBuffer {
+
+    private final String taskId;
+    private final long epoch;
+    private final int capacity;
+    private final ArrayDeque<LogLine> unacked = new ArrayDeque<>();
+    private long lastSequence;
+    private long ackedSequence;
+    private long sentSequence;
+    private boolean closed;
+
+    public LogBuffer(String taskId, long epoch, int capacity) {
+        this.taskId = taskId;
+        this.epoch = epoch;
+        this.capacity = capacity;
+    }
+
+    public String getTaskId() {
+        return taskId;
+    }
+
+    public long getEpoch() {
+        return epoch;
+    }
+
+    /** Adds a line; blocks while the buffer is full (until acknowledged or closed). */
+    public synchronized void add(LogStream stream, String text) throws InterruptedException {
+        while (unacked.size() >= capacity && !closed) {
+            wait(200);
+        }
+        lastSequence++;
+        unacked.addLast(LogLine.newBuilder().setSequence(lastSequence).setStream(stream)
+                .setTimestampUnixMs(System.currentTimeMillis()).setText(text).build());
+    }
+
+    /** Returns up to {@code max} lines not yet sent on the current connection, and marks them sent. */
+    public synchronized List<LogLine> nextBatch(int max, int maxBytes) {
+        List<LogLine> batch = new ArrayList<>();
+        int bytes = 0;
+        for (LogLine line : unacked) {
+            if (line.getSequence() <= sentSequence) {
+                continue;
+            }
+            if (batch.size() >= max || (bytes > 0 && bytes + line.getText().length() * 3 + 32 > maxBytes)) {
+                break;
+            }
+            batch.add(line);
+            bytes += line.getText().length() * 3 + 32;
+        }
+        if (!batch.isEmpty()) {
+            sentSequence = batch.get(batch.size() - 1).getSequence();
+        }
+        return batch;
+    }
+
+    /** Drops the lines up to {@code sequence}, which the master has written. */
+    public synchronized void ack(long sequence) {
+        if (sequence <= ackedSequence) {
+            return;
+        }
+        ackedSequence = Math.min(sequence, lastSequence);
+        while (!unacked.isEmpty() && unacked.peekFirst().getSequence() <= ackedSequence) {
+            unacked.removeFirst();
+        }
+        if (sentSequence < ackedSequence) {
+            sentSequence = ackedSequence;
+        }
+        notifyAll();
+    }
+
+    /** After a reconnect: everything unacknowledged is sent again. */
+    public synchronized void resend() {
+        sentSequence = ackedSequence;
+    }
+
+    /** Returns the sequence number of the last line added (0 if none). */
+    public synchronized long getLastSequence() {
+        return lastSequence;
+    }
+
+    /** Returns whether every line added has been acknowledged. */
+    public synchronized boolean isFullyAcked() {
+        return ackedSequence >= lastSequence;
+    }
+
+    /** Returns the number of lines waiting for an acknowledgement. */
+    public synchronized int pending() {
+        return unacked.size();
+    }
+
+    /** Releases a reader blocked in {@link #add}; further lines are still accepted. */
+    public synchronized void close() {
+        closed = true;
+        notifyAll();
+    }
+}

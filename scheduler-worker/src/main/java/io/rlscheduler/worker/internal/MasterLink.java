@@ -1,0 +1,207 @@
+package io.rlscheduler.worker.internal;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.MessageLite;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.rlscheduler.protocol.Challenge;
+import io.rlscheduler.protocol.ErrorReply;
+import io.rlscheduler.protocol.FrameFormat;
+import io.rlscheduler.protocol.HandshakeProof;
+import io.rlscheduler.protocol.Hello;
+import io.rlscheduler.protocol.HelloAccepted;
+import io.rlscheduler.protocol.HelloRejected;
+import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ProtocolChannelInitializer;
+import io.rlscheduler.protocol.ProtocolOptions;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker's connection to a master. Connects to the configured masters in turn; answers the
+ * master's challenge with a proof of the shared secret and checks the master's proof in return;
+ * after any failure or disconnect tries again after an exponential backoff with jitter. Every
+ * connection gets a fresh pipeline and handler (the original project's reconnect bug was one
+ * handler instance shared by every pipeline). Thread-safe.
+ */
+public final class MasterLink {
+
+    private static final Logger log = LoggerFactory.getLogger(MasterLink.class);
+
+    /** Receives what happens on the link; called on the link's event loop, must not block. */
+    public interface Listener {
+        /** The handshake succeeded; {@code channel} is ready for every message. */
+        void onReady(Channel channel, String masterId);
+
+        /** A message arrived on a ready channel. */
+        void onMessage(Channel channel, MessageLite message);
+
+        /** The ready channel closed. */
+        void onDisconnected(Channel channel);
+    }
+
+    private final List<InetSocketAddress> masters;
+    private final NettyTransport transport;
+    private final EventLoopGroup group;
+    private final ProtocolOptions protocolOptions;
+    private final byte[] secret;
+    private final String workerId;
+    private final String sessionId;
+    private final Map<String, String> labels;
+    private final long minBackoffMillis;
+    private final long maxBackoffMillis;
+    private final Listener listener;
+    private final AtomicInteger failures = new AtomicInteger();
+    private final AtomicInteger next = new AtomicInteger();
+    private volatile Channel ready;
+    private volatile boolean stopped;
+    private volatile String lastRejection = "";
+
+    public MasterLink(List<InetSocketAddress> masters, NettyTransport transport, EventLoopGroup group,
+                      ProtocolOptions protocolOptions, byte[] secret, String workerId, String sessionId,
+                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Listener listener) {
+        this.masters = List.copyOf(masters);
+        this.transport = transport;
+        this.group = group;
+        this.protocolOptions = protocolOptions;
+        this.secret = secret.clone();
+        this.workerId = workerId;
+        this.sessionId = sessionId;
+        this.labels = Map.copyOf(labels);
+        this.minBackoffMillis = minBackoff.toMillis();
+        this.maxBackoffMillis = maxBackoff.toMillis();
+        this.listener = listener;
+    }
+
+    /** Starts connecting. */
+    public void start() {
+        connect();
+    }
+
+    /** Returns the authenticated channel, or null while not connected. */
+    public Channel readyChannel() {
+        return ready;
+    }
+
+    /** Returns the reason the last master gave for rejecting this worker, or the empty string. */
+    public String getLastRejection() {
+        return lastRejection;
+    }
+
+    /** Stops reconnecting and closes the current connection. */
+    public void stop() {
+        stopped = true;
+        Channel channel = ready;
+        if (channel != null) {
+            channel.close();
+        }
+    }
+
+    private void connect() {
+        if (stopped) {
+            return;
+        }
+        InetSocketAddress address = masters.get(Math.floorMod(next.getAndIncrement(), masters.size()));
+        ChannelFuture future = new Bootstrap().group(group).channel(transport.clientChannel())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5_000)
+                .handler(new ProtocolChannelInitializer(protocolOptions, () -> new Handler(address)))
+                .connect(address);
+        future.addListener(f -> {
+            if (!f.isSuccess()) {
+                log.debug("cannot connect to master {}: {}", address, f.cause().toString());
+                retryLater();
+            } else {
+                future.channel().closeFuture().addListener(c -> {
+                    if (ready == future.channel()) {
+                        ready = null;
+                        listener.onDisconnected(future.channel());
+                        log.info("connection to master {} closed", address);
+                    }
+                    retryLater();
+                });
+            }
+        });
+    }
+
+    private void retryLater() {
+        if (stopped) {
+            return;
+        }
+        int n = failures.incrementAndGet();
+        long backoff = Math.min(maxBackoffMillis, minBackoffMillis << Math.min(n - 1, 20));
+        long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+        group.schedule(this::connect, jittered, TimeUnit.MILLISECONDS);
+    }
+
+    /** One connection's handler: handshake, then relays messages. Never shared between channels. */
+    private final class Handler extends SimpleChannelInboundHandler<MessageLite> {
+        private final InetSocketAddress address;
+        private final ByteString clientNonce = HandshakeProof.newNonce();
+        private ByteString serverNonce;
+        private boolean accepted;
+
+        Handler(InetSocketAddress address) {
+            this.address = address;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, MessageLite msg) {
+            if (accepted) {
+                listener.onMessage(ctx.channel(), msg);
+                return;
+            }
+            if (msg instanceof Challenge challenge) {
+                if (challenge.getProtocolMajor() != FrameFormat.VERSION) {
+                    log.error("master {} speaks protocol {}, this worker {}", address, challenge.getProtocolMajor(),
+                            FrameFormat.VERSION);
+                    ctx.close();
+                    return;
+                }
+                serverNonce = challenge.getServerNonce();
+                ctx.writeAndFlush(Hello.newBuilder()
+                        .setProtocolMajor(FrameFormat.VERSION).setProtocolMinor(FrameFormat.MINOR_VERSION)
+                        .setWorkerId(workerId).setSessionId(sessionId).putAllLabels(labels)
+                        .addCapabilities("python3").setClientNonce(clientNonce)
+                        .setProof(HandshakeProof.helloProof(secret, serverNonce, clientNonce, workerId, sessionId))
+                        .build());
+            } else if (msg instanceof HelloAccepted accept && serverNonce != null) {
+                ByteString expected = HandshakeProof.acceptProof(secret, clientNonce, serverNonce, accept.getMasterId());
+                if (!HandshakeProof.matches(expected, accept.getProof())) {
+                    log.error("master {} did not prove the shared secret; disconnecting", address);
+                    ctx.close();
+                    return;
+                }
+                accepted = true;
+                failures.set(0);
+                lastRejection = "";
+                ready = ctx.channel();
+                log.info("worker {} connected to master {} at {}", workerId, accept.getMasterId(), address);
+                listener.onReady(ctx.channel(), accept.getMasterId());
+            } else if (msg instanceof HelloRejected rejected) {
+                lastRejection = rejected.getReason() + ": " + rejected.getMessage();
+                log.error("master {} rejected worker {}: {}", address, workerId, lastRejection);
+                ctx.close();
+            } else if (msg instanceof ErrorReply error) {
+                log.error("master {} answered the handshake with {}: {}", address, error.getCode(), error.getMessage());
+                ctx.close();
+            } else {
+                log.warn("master {} sent {} before the handshake ended; disconnecting", address,
+                        msg.getClass().getSimpleName());
+                ctx.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.rlscheduler.worker.internal;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Collects the metrics a task prints as lines {@code RLS_METRIC {json object}}: the latest value
+ * of each metric, and a bounded series of the last {@code seriesLimit} objects. Lines that are not
+ * valid JSON objects are ignored (they still go to the log). Thread-safe.
+ */
+public final class MetricsCollector {
+
+    /** The prefix of a metrics line. */
+    public static final String PREFIX = "RLS_METRIC ";
+
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true));
+
+    private final int seriesLimit;
+    private final ObjectNode latest = JSON.createObjectNode();
+    private final ArrayDeque<JsonNode> series = new ArrayDeque<>();
+    private long count;
+
+    public MetricsCollector(int seriesLimit) {
+        this.seriesLimit = seriesLimit;
+    }
+
+    /** Takes a line of output; returns whether it was a metrics line. */
+    public boolean offer(String line) {
+        if (!line.startsWith(PREFIX)) {
+            return false;
+        }
+        JsonNode node;
+        try {
+            node = JSON.readTree(line.substring(PREFIX.length()));
+        } catch (java.io.IOException e) {
+            return false;
+        }
+        if (node == null || !node.isObject()) {
+            return false;
+        }
+        synchronized (this) {
+            latest.setAll((ObjectNode) node);
+            series.addLast(node);
+            if (series.size() > seriesLimit) {
+                series.removeFirst();
+            }
+            count++;
+        }
+        return true;
+    }
+
+    /** Returns the latest value of every metric seen, as a JSON object ("{}" if none). */
+    public synchronized String latestJson() {
+        return latest.toString();
+    }
+
+    /** Returns the last metric objects, oldest first (at most the series limit). */
+    public synchronized List<JsonNode> series() {
+        return new ArrayList<>(series);
+    }
+
+    /** Returns how many metric lines were seen. */
+    public synchronized long count() {
+        return count;
+    }
+}
