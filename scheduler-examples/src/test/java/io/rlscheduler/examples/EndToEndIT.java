@@ -209,6 +209,44 @@ class EndToEndIT {
         assertThat(log).anySatisfy(l -> assertThat(l).startsWith("RESUMED from episode"));
     }
 
+    @Test
+    void gpusAreDetectedWithNvidiaSmiWhenNoneAreConfigured() throws Exception {
+        Path fake = dir.resolve("bin/nvidia-smi");
+        Files.createDirectories(fake.getParent());
+        Files.writeString(fake, "#!/bin/sh\n"
+                + "echo '0, GPU-0a1b, NVIDIA A100-SXM4-80GB, 81920, 1024, 37'\n"
+                + "echo '1, GPU-2c3d, NVIDIA A100-SXM4-80GB, 81920, 0, 0'\n");
+        fake.toFile().setExecutable(true);
+        SchedulerWorker worker = SchedulerWorker.builder()
+                .masters("127.0.0.1:" + cluster.master.getRpcAddress().getPort())
+                .redis(cluster.redis.getUri()).workerId("detected").secret(Cluster.SECRET).coreOptions(cluster.options)
+                .scriptRoots(Cluster.TEST_SCRIPTS).runRoot(dir.resolve("runs")).stateDirectory(dir.resolve("state"))
+                .nvidiaSmi(fake.toString()).build().start();
+        try {
+            WorkerInfo info = cluster.master.listWorkers().stream().filter(w -> w.getWorkerId().equals("detected"))
+                    .findFirst().orElseThrow();
+            assertThat(info.getGpuIds()).containsExactly(0, 1);
+            TaskHandle run = cluster.master.submit(probeHolding("on-detected", 1));
+            assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
+            assertThat(probeOf("on-detected").get("cuda").asText()).isIn("0", "1");
+        } finally {
+            worker.close();
+        }
+    }
+
+    @Test
+    void taskListenersSeeEveryTransitionInOrder() throws Exception {
+        List<io.rlscheduler.core.TaskEvent> events = new CopyOnWriteArrayList<>();
+        cluster.master.addTaskListener(events::add);
+        cluster.worker("w1", 0);
+        TaskHandle run = cluster.master.submit(probe("listened"));
+        assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
+        await().atMost(Duration.ofSeconds(10)).until(() -> events.stream()
+                .anyMatch(e -> "listened".equals(e.getTaskId()) && e.getTo() == TaskState.SUCCEEDED));
+        assertThat(events.stream().filter(e -> "listened".equals(e.getTaskId())).map(e -> e.getTo()).toList())
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
+    }
+
     private static TaskSpec probe(String id) {
         return probeHolding(id, 1);
     }
