@@ -200,6 +200,30 @@ class LauncherTest(unittest.TestCase):
         self.assertEqual(code, 128 + signal.SIGTERM, err)
         self.assertIn("stdin closed", err)
 
+    def test_keepalives_keep_the_task_running_and_their_absence_kills_it(self):
+        # The worker writes a byte per lease renewal. While bytes come, the task runs past
+        # the keepalive timeout; when they stop (the JVM frozen by SIGSTOP, say) the
+        # launcher kills the group itself within the timeout plus the grace period.
+        p, child, grandchild = self.start_task_with_grandchild("--grace", "1", "--keepalive-timeout", "1")
+        kept_until = time.monotonic() + 2.5
+        while time.monotonic() < kept_until:
+            p.stdin.write(b"\n")
+            p.stdin.flush()
+            self.assertTrue(alive(child) and alive(grandchild), "killed although keepalives arrived")
+            time.sleep(0.2)  # the worker's heartbeat pacing, not a synchronisation
+        silent_since = time.monotonic()
+        self.assert_dead(child, grandchild)
+        self.assertLess(time.monotonic() - silent_since, 1 + 1 + DEADLINE_S)
+        code, err = self.finish(p)
+        self.assertEqual(code, 128 + signal.SIGTERM, err)
+        self.assertIn("no keepalive", err)
+
+    def test_keepalive_timeout_is_validated(self):
+        p = self.start(["true"], "--keepalive-timeout", "-1")
+        code, err = self.finish(p)
+        self.assertEqual(code, 125, err)
+        self.assertIn("--keepalive-timeout", err)
+
     def test_child_exiting_on_its_own_takes_its_leftovers_along(self):
         p = self.start(["sh", "-c", 'sleep 60 & echo $! > "$1.tmp" && mv "$1.tmp" "$1"; exit 5',
                         "sh", self.path("grandchild.pid")])

@@ -77,6 +77,7 @@ public final class PythonTaskExecutor implements TaskExecutor {
     private final String python;
     private final List<Path> scriptRoots;
     private final Duration gracePeriod;
+    private final Duration keepaliveTimeout;
     private final Path stateDirectory;
     private final Path pgidDirectory;
     /** Running attempts by pgid file, so {@link #killLeftovers()} spares them. */
@@ -88,6 +89,7 @@ public final class PythonTaskExecutor implements TaskExecutor {
         this.python = builder.python;
         this.scriptRoots = List.copyOf(builder.scriptRoots);
         this.gracePeriod = builder.gracePeriod;
+        this.keepaliveTimeout = builder.keepaliveTimeout;
         this.stateDirectory = builder.stateDirectory.toAbsolutePath().normalize();
         this.pgidDirectory = stateDirectory.resolve(PGID_DIRECTORY);
     }
@@ -157,7 +159,8 @@ public final class PythonTaskExecutor implements TaskExecutor {
             throw new TaskLaunchException(name + ": cannot install the launcher in " + stateDirectory + ": " + e, e);
         }
         Path pgidFile = pgidDirectory.resolve(context.getTaskId() + "-" + context.getEpoch() + PGID_SUFFIX);
-        List<String> command = LauncherCommand.build(python, launcherFile, gracePeriod, pgidFile, script, scriptArgs);
+        List<String> command = LauncherCommand.build(python, launcherFile, gracePeriod, keepaliveTimeout, pgidFile,
+                script, scriptArgs);
         ProcessBuilder builder = new ProcessBuilder(command).directory(context.getRunDir().toFile());
         builder.environment().putAll(environment);
         Process process;
@@ -258,6 +261,7 @@ public final class PythonTaskExecutor implements TaskExecutor {
         private String python = DEFAULT_PYTHON;
         private final List<Path> scriptRoots = new ArrayList<>();
         private Duration gracePeriod = DEFAULT_GRACE_PERIOD;
+        private Duration keepaliveTimeout = Duration.ZERO;
         private Path stateDirectory;
 
         private Builder() {
@@ -309,6 +313,21 @@ public final class PythonTaskExecutor implements TaskExecutor {
                         + ", was " + grace);
             }
             this.gracePeriod = grace;
+            return this;
+        }
+
+        /**
+         * Sets how long the launcher waits for a keepalive ({@link TaskExecution#keepAlive()}) before
+         * it stops the task's group by itself; zero (default) turns the check off. The worker sets
+         * it below the task lease, so a frozen worker's task stops before its lease can expire.
+         * Millisecond precision, at most 24 h.
+         */
+        public Builder keepaliveTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout");
+            if (timeout.isNegative() || timeout.compareTo(Duration.ofHours(24)) > 0) {
+                throw new IllegalArgumentException("keepalive timeout must be between 0 and 24 h, was " + timeout);
+            }
+            this.keepaliveTimeout = timeout;
             return this;
         }
 

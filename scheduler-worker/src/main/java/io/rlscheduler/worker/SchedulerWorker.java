@@ -87,8 +87,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Leases: every {@code heartbeatInterval} it renews its liveness and its tasks' leases in Redis
  * directly (not through the master), so losing the master does not stop its work. If it cannot
- * renew a task's lease for half the task lease, it stops that task itself (self-fencing), well
- * before the lease could expire and the task run elsewhere.
+ * renew a task's lease for the task lease minus a stopping margin (kill grace plus two heartbeats,
+ * at most half the lease), it stops that task itself (self-fencing), before the lease can expire
+ * and the task run elsewhere. The launcher enforces the same limit on its own through keepalives,
+ * so a worker JVM that is frozen and cannot act still loses its task's processes in time.
  *
  * <p>Lifecycle as {@link java.util.concurrent.ExecutorService}. Thread-safe.
  */
@@ -123,6 +125,7 @@ public final class SchedulerWorker implements AutoCloseable {
     private final ResourceProbe probe;
     private final TaskExecutor executor;
     private final RunDirectories runDirectories;
+    private final Duration fenceAfter;
     private volatile State state = State.NEW;
     private LeaseCore core;
     private MasterLink link;
@@ -137,8 +140,22 @@ public final class SchedulerWorker implements AutoCloseable {
         this.client = b.client != null ? b.client : RedisClient.create(b.redisUri);
         this.probe = new ResourceProbe(b.nvidiaSmi);
         this.runDirectories = new RunDirectories(b.runRoot);
+        this.fenceAfter = fenceAfter(b.coreOptions, b.killGrace);
         this.executor = b.executor != null ? b.executor : PythonTaskExecutor.builder()
-                .scriptRoots(b.scriptRoots).stateDirectory(b.stateDirectory()).gracePeriod(b.killGrace).build();
+                .scriptRoots(b.scriptRoots).stateDirectory(b.stateDirectory()).gracePeriod(b.killGrace)
+                .keepaliveTimeout(fenceAfter).build();
+    }
+
+    /**
+     * Returns how long an attempt may go without a lease renewal before it is stopped: the task
+     * lease minus a margin for stopping it (the kill grace and two heartbeats), but never less
+     * than half the lease. Stopping then ends well before the lease can expire in Redis.
+     */
+    static Duration fenceAfter(CoreOptions options, Duration killGrace) {
+        Duration lease = options.getTaskLease();
+        Duration margin = killGrace.plus(options.getHeartbeatInterval().multipliedBy(2));
+        Duration half = lease.dividedBy(2);
+        return lease.minus(margin.compareTo(half) < 0 ? margin : half);
     }
 
     /** Returns a new builder. */
@@ -407,6 +424,11 @@ public final class SchedulerWorker implements AutoCloseable {
             attempt.getTimeout().cancel(false);
         }
         StopReason reason = result.getStopReason();
+        if (reason == StopReason.NONE && System.nanoTime() - attempt.getLastRenewNanos() > fenceAfter.toNanos()) {
+            // The lease went unrenewed too long (this JVM was frozen or starved); the launcher
+            // stopped the task on its own. That is fencing, not the script failing.
+            reason = StopReason.FENCED;
+        }
         if (reason == StopReason.FENCED || reason == StopReason.SHUTDOWN) {
             // Not ours to record: the lease is lost (or will lapse), and the task runs again elsewhere.
             ended(attempt, null, result.getExitCode(), reason.toString().toLowerCase(), TaskReportStatus.TASK_REPORT_STATUS_FENCED);
@@ -550,6 +572,10 @@ public final class SchedulerWorker implements AutoCloseable {
                         stop(a, StopReason.FENCED);
                     } else {
                         a.renewed(sentAt);
+                        TaskExecution execution = a.getExecution();
+                        if (execution != null) {
+                            execution.keepAlive();
+                        }
                     }
                     if (result.getCancelRequested().contains(lease)) {
                         stop(a, StopReason.CANCELLED);
@@ -571,9 +597,9 @@ public final class SchedulerWorker implements AutoCloseable {
         sendHeartbeat(held);
     }
 
-    /** Stops every attempt whose lease this worker could not renew for half the task lease. */
+    /** Stops every attempt whose lease this worker could not renew for {@link #fenceAfter}. */
     private void selfFence() {
-        long limit = config.coreOptions.getTaskLease().toNanos() / 2;
+        long limit = fenceAfter.toNanos();
         long now = System.nanoTime();
         for (Attempt a : attempts.values()) {
             if (!a.isEnded() && now - a.getLastRenewNanos() > limit) {

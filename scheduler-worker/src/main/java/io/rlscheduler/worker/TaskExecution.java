@@ -21,4 +21,13 @@ public interface TaskExecution {
      * @param grace  how long to wait between TERM and KILL
      */
     void stop(StopReason reason, Duration grace);
+
+    /**
+     * Called by the worker each time it has renewed this attempt's task lease in Redis. An
+     * executor whose work runs outside this JVM uses it to self-fence without the JVM's help:
+     * {@link PythonTaskExecutor} passes it to the launcher, which stops the process group when
+     * keepalives stop coming (a frozen or stuck worker). Must not block. The default does nothing.
+     */
+    default void keepAlive() {
+    }
 }

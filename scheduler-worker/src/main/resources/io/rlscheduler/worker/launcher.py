@@ -3,7 +3,7 @@
 started outlives it.
 
 Usage: python3 -u launcher.py [--grace SECONDS] [--pgid-file PATH] [--no-stdin-watch]
-                              -- CMD [ARGS...]
+                              [--keepalive-timeout SECONDS] -- CMD [ARGS...]
 
 Why it exists: the worker (a JVM) cannot kill a process tree reliably. Java's
 Process.destroy() signals one pid; a training script's data-loader workers, shells and
@@ -15,6 +15,11 @@ SIGKILLed. So the worker starts this launcher instead of the task:
   gets killed.
 * Its stdin is a pipe whose other end only the JVM holds. EOF on it means the JVM is
   gone, however it died (kill -9 included): the launcher then kills the group.
+* --keepalive-timeout S: the worker writes a byte to that pipe each time it renews the
+  task's lease in Redis. If nothing arrives for S seconds the worker is alive but stuck
+  (frozen by SIGSTOP, paused by the OS, starved) and may have lost the lease without
+  knowing: the launcher kills the group itself, before the lease can expire and the task
+  run elsewhere. This is self-fencing that does not depend on the JVM being able to act.
 * SIGTERM / SIGINT / SIGHUP to the launcher (the worker cancelling) kill the group.
 * When CMD exits on its own, whatever it left running in the group is killed too.
 * Killing the group = SIGTERM to the group, up to --grace seconds (default 5) for CMD
@@ -55,6 +60,7 @@ KILL_WAIT_S = 10.0
 POLL_S = 0.05
 
 USAGE = ("usage: launcher.py [--grace SECONDS] [--pgid-file PATH] [--no-stdin-watch] "
+         "[--keepalive-timeout SECONDS] "
          "-- CMD [ARGS...]")
 
 
@@ -73,7 +79,7 @@ class UsageError(Exception):
 
 
 def parse_args(argv):
-    grace, pgid_file, watch_stdin = DEFAULT_GRACE_S, None, True
+    grace, pgid_file, watch_stdin, keepalive = DEFAULT_GRACE_S, None, True, 0.0
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -81,13 +87,13 @@ def parse_args(argv):
             cmd = argv[i + 1:]
             if not cmd:
                 raise UsageError("no command after --")
-            return grace, pgid_file, watch_stdin, cmd
-        if arg in ("--grace", "--pgid-file"):
+            return grace, pgid_file, watch_stdin, keepalive, cmd
+        if arg in ("--grace", "--pgid-file", "--keepalive-timeout"):
             if i + 1 >= len(argv):
                 raise UsageError(arg + " needs a value")
             value = argv[i + 1]
             i += 2
-        elif arg.startswith("--grace=") or arg.startswith("--pgid-file="):
+        elif arg.startswith("--grace=") or arg.startswith("--pgid-file=") or arg.startswith("--keepalive-timeout="):
             arg, value = arg.split("=", 1)
             i += 1
         elif arg == "--no-stdin-watch":
@@ -100,7 +106,14 @@ def parse_args(argv):
             raise UsageError("help")
         else:
             raise UsageError("unexpected argument %r (the command goes after --)" % arg)
-        if arg == "--grace":
+        if arg == "--keepalive-timeout":
+            try:
+                keepalive = float(value)
+            except ValueError:
+                raise UsageError("--keepalive-timeout: %r is not a number" % value)
+            if not (0 <= keepalive <= 86400):  # also rejects nan; 0 turns it off
+                raise UsageError("--keepalive-timeout: %r is out of range (0 to 86400 seconds)" % value)
+        elif arg == "--grace":
             try:
                 grace = float(value)
             except ValueError:
@@ -115,8 +128,9 @@ def parse_args(argv):
 
 
 class Supervisor:
-    def __init__(self, grace, pgid_file, watch_stdin):
+    def __init__(self, grace, pgid_file, watch_stdin, keepalive=0.0):
         self.grace = grace
+        self.keepalive = keepalive
         self.pgid_file = pgid_file
         self.watch_stdin = watch_stdin
         self.stop_reason = None  # set once: why the group must be killed
@@ -389,9 +403,19 @@ class Supervisor:
         fds = [self.wake_r]
         if self.watch_stdin:
             fds.append(0)
+        watch_keepalive = self.watch_stdin and self.keepalive > 0
+        last_keepalive = time.monotonic()
         while self.stop_reason is None and self.child.poll() is None:
+            timeout = 1.0
+            if watch_keepalive:
+                silent = time.monotonic() - last_keepalive
+                if silent >= self.keepalive:
+                    self.stop_reason = ("no keepalive from the worker for %.1f s: it cannot renew the "
+                                        "task's lease, so the task stops before the lease can expire" % silent)
+                    break
+                timeout = min(timeout, self.keepalive - silent)
             try:
-                ready, _, _ = select.select(fds, [], [], 1.0)
+                ready, _, _ = select.select(fds, [], [], timeout)
             except InterruptedError:
                 continue
             except OSError as e:
@@ -411,7 +435,9 @@ class Supervisor:
                     data = b""  # an unreadable stdin means the JVM end is unusable too
                 if not data and self.stop_reason is None:
                     self.stop_reason = "stdin closed (the worker is gone)"
-                # Anything the worker writes is ignored: only the EOF carries meaning.
+                elif data:
+                    # Each byte is a keepalive: the worker has just renewed the lease.
+                    last_keepalive = time.monotonic()
 
     def wait_for_child(self):
         # After SIGKILL the child is gone or will be shortly; an unkillable one (stuck in
@@ -425,7 +451,7 @@ class Supervisor:
 
 def main(argv):
     try:
-        grace, pgid_file, watch_stdin, cmd = parse_args(argv)
+        grace, pgid_file, watch_stdin, keepalive, cmd = parse_args(argv)
     except UsageError as e:
         if str(e) == "help":
             sys.stderr.write(USAGE + "\n")  # stderr even for help: stdout is the task's
@@ -434,7 +460,7 @@ def main(argv):
         sys.stderr.write(USAGE + "\n")
         return EXIT_USAGE
     try:
-        return Supervisor(grace, pgid_file, watch_stdin).run(cmd)
+        return Supervisor(grace, pgid_file, watch_stdin, keepalive).run(cmd)
     except RuntimeError as e:
         log(str(e))
         return EXIT_USAGE

@@ -30,6 +30,15 @@ public final class LauncherCommand {
      */
     public static List<String> build(String python, Path launcher, Duration grace, Path pgidFile, Path script,
                                      List<String> scriptArgs) {
+        return build(python, launcher, grace, Duration.ZERO, pgidFile, script, scriptArgs);
+    }
+
+    /**
+     * Returns the command with a keepalive timeout: the launcher stops the group when no keepalive
+     * byte arrives on its stdin for that long (zero: never).
+     */
+    public static List<String> build(String python, Path launcher, Duration grace, Duration keepaliveTimeout,
+                                     Path pgidFile, Path script, List<String> scriptArgs) {
         List<String> cmd = new ArrayList<>(10 + scriptArgs.size());
         cmd.add(python);
         cmd.add("-u");
@@ -38,6 +47,10 @@ public final class LauncherCommand {
         cmd.add(seconds(grace));
         cmd.add("--pgid-file");
         cmd.add(pgidFile.toString());
+        if (!keepaliveTimeout.isZero()) {
+            cmd.add("--keepalive-timeout");
+            cmd.add(seconds(keepaliveTimeout));
+        }
         cmd.add("--");
         cmd.add(python);
         cmd.add("-u");

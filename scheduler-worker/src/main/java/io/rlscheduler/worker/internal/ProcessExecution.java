@@ -32,8 +32,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *       open after {@value #OUTPUT_DRAIN_MILLIS} ms more (held by a process that left the group
  *       with setsid) is detached and the result says so.</li>
  * </ol>
- * The launcher's stdin is a pipe held open, never written, until the launcher has exited: if this
- * JVM dies the kernel closes it and the launcher kills the group. Thread-safe.
+ * The launcher's stdin is a pipe held open until the launcher has exited: if this JVM dies the
+ * kernel closes it and the launcher kills the group. The only bytes written to it are keepalives
+ * ({@link #keepAlive()}), one per lease renewal. Thread-safe.
  */
 public final class ProcessExecution implements TaskExecution {
 
@@ -105,6 +106,23 @@ public final class ProcessExecution implements TaskExecution {
     public CompletableFuture<ExecutionResult> completion() {
         // A copy per caller: completing or cancelling it cannot change what others see.
         return completion.copy();
+    }
+
+    @Override
+    public void keepAlive() {
+        if (finished.get()) {
+            return;
+        }
+        try {
+            java.io.OutputStream stdin = launcher.getOutputStream();
+            synchronized (stdin) {
+                stdin.write('\n');
+                stdin.flush();
+            }
+        } catch (java.io.IOException e) {
+            // The launcher is gone or going: its exit is handled by the completion path.
+            LOG.debug("{}: keepalive not delivered: {}", taskName, e.toString());
+        }
     }
 
     @Override
