@@ -9,5 +9,7 @@ public enum ClaimStatus {
     /** The worker id is registered by another session (process start). */
     WRONG_SESSION,
     /** The worker's liveness lease has expired; it must heartbeat first. */
-    NOT_LIVE;
+    NOT_LIVE,
+    /** The claiming master does not hold the leadership lease at the epoch it gave; nothing was assigned. */
+    NOT_LEADER;
 }

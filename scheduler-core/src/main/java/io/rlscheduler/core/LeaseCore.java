@@ -8,6 +8,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.rlscheduler.core.internal.Keys;
 import io.rlscheduler.core.internal.LuaScript;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -45,6 +46,7 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript CANCEL = LuaScript.load("cancel");
     private static final LuaScript REAP = LuaScript.load("reap");
     private static final LuaScript WORKERS = LuaScript.load("workers");
+    private static final LuaScript LEADER = LuaScript.load("leader");
 
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
@@ -285,15 +287,27 @@ public final class LeaseCore implements AutoCloseable {
      * @return the assignments
      */
     public CompletableFuture<ClaimResult> claim(String workerId, String sessionId, int maxTasks, String requestId) {
+        return claim(workerId, sessionId, maxTasks, requestId, null);
+    }
+
+    /**
+     * Claims as {@link #claim(String, String, int, String)}, on behalf of a master that must hold
+     * the leadership lease at {@code leader}'s epoch; otherwise nothing is assigned and the answer
+     * is {@link ClaimStatus#NOT_LEADER}. This fences a leader that lost its lease while paused.
+     *
+     * @param leader the caller's leadership, from {@link #acquireLeadership}; null for no check
+     */
+    public CompletableFuture<ClaimResult> claim(String workerId, String sessionId, int maxTasks, String requestId,
+                                               LeaderStatus leader) {
         if (maxTasks < 1 || maxTasks > 1000) {
             throw new IllegalArgumentException("maxTasks must be between 1 and 1000, was " + maxTasks);
         }
         TaskIds.require(requestId, "request id");
-        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId)),
+        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId), keys.leader()),
                         Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                         Integer.toString(maxTasks), Integer.toString(options.getClaimScanLimit()),
                         Long.toString(options.getAckTimeout().toMillis()), Long.toString(options.getRequestTtl().toMillis()),
-                        eventsMax)
+                        eventsMax, leader == null ? "" : leader.getLeaderId(), leader == null ? "" : Long.toString(leader.getEpoch()))
                 .thenApply(reply -> {
                     JsonNode r = Replies.parse(reply);
                     String code = r.get("r").asText();
@@ -374,8 +388,46 @@ public final class LeaseCore implements AutoCloseable {
      * @return the tasks taken back; {@link RequeueResult#isMore()} says whether to call again now
      */
     public CompletableFuture<RequeueResult> reap() {
-        return REAP.run(redis, keys.core(), Integer.toString(options.getReapBatchSize()), eventsMax)
+        return reap(null);
+    }
+
+    /**
+     * One reaper pass as {@link #reap()}, on behalf of a master that must hold the leadership
+     * lease at {@code leader}'s epoch; otherwise nothing is taken back (an empty result).
+     *
+     * @param leader the caller's leadership, from {@link #acquireLeadership}; null for no check
+     * @return the tasks taken back
+     */
+    public CompletableFuture<RequeueResult> reap(LeaderStatus leader) {
+        return REAP.run(redis, keys.coreAnd(keys.leader()), Integer.toString(options.getReapBatchSize()), eventsMax,
+                        leader == null ? "" : leader.getLeaderId(), leader == null ? "" : Long.toString(leader.getEpoch()))
                 .thenApply(reply -> Replies.requeue(Replies.parse(reply)));
+    }
+
+    /**
+     * Acquires the masters' leadership lease if nobody holds it (or its holder let it expire), or
+     * renews it if the caller holds it; otherwise reports who does. Leadership changing hands
+     * bumps the lease's epoch. Call it well within {@code lease} to keep leadership.
+     *
+     * @param masterId the calling master
+     * @param address  its RPC address (host:port), told to workers that connect to a standby
+     * @param lease    how long the lease lasts without renewal
+     * @return the leadership as it stands after the call
+     */
+    public CompletableFuture<LeaderStatus> acquireLeadership(String masterId, String address, Duration lease) {
+        return LEADER.run(redis, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"),
+                        Objects.requireNonNull(address, "address"), Long.toString(lease.toMillis()), eventsMax, "")
+                .thenApply(reply -> Replies.leader(Replies.parse(reply)));
+    }
+
+    /**
+     * Gives the leadership lease up if {@code masterId} holds it, so a standby can take over at
+     * once instead of after the lease expires. Safe to call when not the leader.
+     */
+    public CompletableFuture<LeaderStatus> resignLeadership(String masterId) {
+        return LEADER.run(redis, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"), "", "1",
+                        eventsMax, "resign")
+                .thenApply(reply -> Replies.leader(Replies.parse(reply)));
     }
 
     /** Returns every registered worker with its state derived by the Redis clock. */

@@ -110,6 +110,11 @@ final class Replies {
                 r.path("more").asBoolean(false));
     }
 
+    static LeaderStatus leader(JsonNode r) {
+        return new LeaderStatus(r.path("leader").asText(""), epoch(r.get("epoch")), r.path("address").asText(""),
+                r.path("self").asBoolean(false), r.path("deadline").asLong(0));
+    }
+
     static WorkerInfo worker(JsonNode w) {
         List<TaskLease> tasks = new ArrayList<>();
         for (JsonNode t : list(w.get("tasks"))) {

@@ -62,6 +62,11 @@ public final class Keys {
         return prefix + "owner:" + owner;
     }
 
+    /** Returns the hash holding the masters' leadership lease. */
+    public String leader() {
+        return prefix + "leader";
+    }
+
     /** Returns the key keeping the answer of one claim request, for replays. */
     public String claimRequest(String requestId) {
         return prefix + "request:claim:" + requestId;

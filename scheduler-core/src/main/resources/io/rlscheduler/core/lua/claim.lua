@@ -4,10 +4,12 @@
 -- A replay with the same request id returns the first answer and changes nothing.
 -- KEYS: the 16 core keys (lib.lua), then
 --   KEYS[17] {ns}:request:claim:<request id>  STRING  the answer, kept for the request TTL
+--   KEYS[18] {ns}:leader                      HASH    the masters' leadership lease (leader.lua)
 -- ARGV: [1] worker id  [2] session id  [3] max tasks  [4] scan limit  [5] ack timeout ms
---       [6] request TTL ms  [7] events max length
+--       [6] request TTL ms  [7] events max length  [8] claiming master id ('' when not a master)
+--       [9] its leadership epoch
 -- Returns JSON: {r="OK", tasks=[{id, epoch, attempt, gpu_ids, spec}]}
---            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION"} / {r="NOT_LIVE"}
+--            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION"} / {r="NOT_LIVE"} / {r="NOT_LEADER"}
 EVENTS_MAXLEN = tonumber(ARGV[7])
 local K_REQUEST = KEYS[CORE_KEYS + 1]
 local previous = redis.call('GET', K_REQUEST)
@@ -20,6 +22,7 @@ local w = load_worker(id)
 if not w then return reply({r = 'UNKNOWN_WORKER'}) end
 if w.session ~= session then return reply({r = 'WRONG_SESSION', session = w.session}) end
 local now_ms, now_us = now_parts()
+if not check_leader(KEYS[CORE_KEYS + 2], ARGV[8], ARGV[9], now_ms) then return reply({r = 'NOT_LEADER'}) end
 if w.liveness_deadline <= now_ms then return reply({r = 'NOT_LIVE'}) end
 
 local cpu, mem, gpus = free_capacity(w)

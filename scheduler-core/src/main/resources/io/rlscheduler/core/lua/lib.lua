@@ -176,6 +176,16 @@ local function requeue(st, now_ms, reason, lease_loss, via)
   return to
 end
 
+-- The leader check of the claim and reap scripts: passes when no leader id is given (the core used
+-- without masters), or when the given master holds the leadership lease at the given epoch.
+local function check_leader(k_leader, master, epoch, now_ms)
+  if master == nil or master == '' then return true end
+  local holder = redis.call('HGET', k_leader, 'holder')
+  local current = redis.call('HGET', k_leader, 'epoch')
+  local deadline = tonumber(redis.call('HGET', k_leader, 'deadline') or '0')
+  return holder == master and current == epoch and deadline > now_ms
+end
+
 -- A worker-side write is owned when the epoch is the task's current one and the task is held.
 -- Returns nil when owned, else the answer to give.
 local function check_owned(st, epoch, worker, session)

@@ -3,12 +3,17 @@
 -- the queue as a lease loss (or FAILED when a limit is exhausted, CANCELLED when cancel was
 -- requested). Each step is conditional on state and deadline inside this one script, so two
 -- reapers, or a reaper and a late heartbeat, can never requeue a task twice.
--- KEYS: the 16 core keys (lib.lua)
--- ARGV: [1] max tasks per call  [2] events max length
--- Returns JSON: {r="OK", requeued=[ids], failed=[ids], cancelled=[ids], more=bool}
+-- KEYS: the 16 core keys (lib.lua), then
+--   KEYS[17] {ns}:leader  HASH  the masters' leadership lease (leader.lua)
+-- ARGV: [1] max tasks per call  [2] events max length  [3] reaping master id ('' when not a master)
+--       [4] its leadership epoch
+-- Returns JSON: {r="OK", requeued=[ids], failed=[ids], cancelled=[ids], more=bool} or {r="NOT_LEADER"}
 EVENTS_MAXLEN = tonumber(ARGV[2])
 local limit = tonumber(ARGV[1])
 local now_ms = now_parts()
+if not check_leader(KEYS[CORE_KEYS + 1], ARGV[3], ARGV[4], now_ms) then
+  return reply({r = 'NOT_LEADER', requeued = {}, failed = {}, cancelled = {}, more = false})
+end
 local due = redis.call('ZRANGEBYSCORE', K_DEADLINES, '-inf', now_ms, 'LIMIT', 0, limit)
 local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, more = #due == limit}
 for _, task_id in ipairs(due) do
