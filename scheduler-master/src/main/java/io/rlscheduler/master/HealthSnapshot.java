@@ -9,6 +9,7 @@ import java.util.Map;
 public final class HealthSnapshot {
 
     private final String masterId;
+    private final boolean leader;
     private final String transport;
     private final int connectedWorkers;
     private final Map<WorkerState, Integer> workersByState;
@@ -21,10 +22,11 @@ public final class HealthSnapshot {
     private final long tasksDispatched;
     private final long reaperPasses;
 
-    HealthSnapshot(String masterId, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
+    HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses) {
         this.masterId = masterId;
+        this.leader = leader;
         this.transport = transport;
         this.connectedWorkers = connectedWorkers;
         EnumMap<WorkerState, Integer> copy = new EnumMap<>(WorkerState.class);
@@ -44,6 +46,8 @@ public final class HealthSnapshot {
 
     /** Returns this master's id. */
     public String getMasterId() { return masterId; }
+    /** Returns whether this master holds the leadership lease (dispatches and reaps). */
+    public boolean isLeader() { return leader; }
     /** Returns the socket transport in use, "epoll" or "nio". */
     public String getTransport() { return transport; }
     /** Returns how many workers hold an authenticated connection to this master. */
@@ -69,7 +73,7 @@ public final class HealthSnapshot {
 
     @Override
     public String toString() {
-        return "HealthSnapshot{master=" + masterId + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
+        return "HealthSnapshot{master=" + masterId + ", leader=" + leader + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
                 + ", workersByState=" + workersByState + ", queueDepth=" + queueDepth + ", assigned=" + assignedTasks
                 + ", running=" + runningTasks + ", eventLoops=" + eventLoops + ", pendingEventLoopTasks="
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched

@@ -11,6 +11,7 @@ import io.netty.util.concurrent.SingleThreadEventExecutor;
 import io.rlscheduler.core.CancelResult;
 import io.rlscheduler.core.CancelStatus;
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.SubmitResult;
@@ -99,6 +100,8 @@ public final class SchedulerMaster implements AutoCloseable {
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
     /** Default bound of the blocking API methods. */
     public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
+    /** Default length of the leadership lease; the leader renews it every third of it. */
+    public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
 
     private enum State { NEW, RUNNING, SHUTDOWN, TERMINATED }
 
@@ -109,6 +112,9 @@ public final class SchedulerMaster implements AutoCloseable {
     private final WorkerRegistry registry = new WorkerRegistry();
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicLong reaperPasses = new AtomicLong();
+    private volatile LeaderStatus leadership;
+    private volatile long leadershipRenewedNanos;
+    private String advertisedAddress;
     private State state = State.NEW;
     private LeaseCore core;
     private TaskLogManager logs;
@@ -149,12 +155,12 @@ public final class SchedulerMaster implements AutoCloseable {
             CoreOptions options = config.coreOptions;
             core = LeaseCore.create(client, options);
             logs = new TaskLogManager(config.logDirectory);
-            dispatcher = new Dispatcher(core, registry, (id, trace, epoch, attempt) -> logs.open(id, trace, epoch, attempt),
-                    config.dispatchBatch);
+            dispatcher = new Dispatcher(core, this::currentLeadership, registry,
+                    (id, trace, epoch, attempt) -> logs.open(id, trace, epoch, attempt), config.dispatchBatch);
             watcher = new TaskWatcher(core, dispatcher, logs);
             watcher.start();
             MasterContext context = new MasterContext(masterId, config.secret, options, registry, dispatcher, logs,
-                    config.handshakeTimeout.toMillis());
+                    config.handshakeTimeout.toMillis(), this::currentLeadership);
             transport = config.transport;
             boss = transport.newGroup(1, "rls-master-boss");
             io = transport.newGroup(config.ioThreads, "rls-master-io");
@@ -169,6 +175,13 @@ public final class SchedulerMaster implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
+            InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
+            advertisedAddress = config.advertisedHost != null
+                    ? config.advertisedHost + ":" + bound.getPort()
+                    : advertisedHost(bound) + ":" + bound.getPort();
+            elect();
+            long renew = Math.max(1, config.leaderLease.toMillis() / 3);
+            timers.scheduleWithFixedDelay(this::elect, renew, renew, TimeUnit.MILLISECONDS);
             timers.scheduleWithFixedDelay(this::reapOnce, config.reapInterval.toMillis(), config.reapInterval.toMillis(),
                     TimeUnit.MILLISECONDS);
             timers.scheduleWithFixedDelay(dispatcher::trigger, config.dispatchInterval.toMillis(),
@@ -183,8 +196,81 @@ public final class SchedulerMaster implements AutoCloseable {
         }
     }
 
+    /** Acquires or renews the leadership lease; on a change, adjusts what this master does. */
+    private void elect() {
+        LeaderStatus before = leadership;
+        LeaderStatus now;
+        long sent = System.nanoTime();
+        try {
+            now = core.acquireLeadership(masterId, advertisedAddress, config.leaderLease)
+                    .get(config.leaderLease.toMillis(), TimeUnit.MILLISECONDS);
+            leadershipRenewedNanos = sent;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            // Without a renewal for a whole lease this master can no longer be sure it leads.
+            if (before != null && before.isSelf() && System.nanoTime() - leadershipRenewedNanos > config.leaderLease.toNanos()) {
+                log.warn("master {} could not renew its leadership for {}: stepping down ({})", masterId,
+                        config.leaderLease, e.toString());
+                stepDown(before);
+            } else {
+                log.warn("leadership renewal of master {} failed: {}", masterId, e.toString());
+            }
+            return;
+        }
+        leadership = now;
+        boolean was = before != null && before.isSelf();
+        if (now.isSelf() && !was) {
+            log.info("master {} is the leader (leadership epoch {})", masterId, now.getEpoch());
+            dispatcher.trigger();
+        } else if (!now.isSelf() && was) {
+            log.warn("master {} lost the leadership to {} (epoch {})", masterId, now.getLeaderId(), now.getEpoch());
+            closeWorkerConnections();
+        } else if (before == null && !now.isSelf()) {
+            log.info("master {} is a standby; the leader is {} at {}", masterId, now.getLeaderId(), now.getAddress());
+        }
+    }
+
+    private void stepDown(LeaderStatus previous) {
+        leadership = null; // unknown until the next successful call; neither dispatch nor reap meanwhile
+        closeWorkerConnections();
+    }
+
+    private void closeWorkerConnections() {
+        // Workers reconnect, and a standby sends them on to the leader.
+        for (ConnectedWorker w : registry.snapshot()) {
+            w.getChannel().close();
+        }
+    }
+
+    LeaderStatus currentLeadership() {
+        return leadership;
+    }
+
+    /** Returns whether this master holds the leadership lease (as of its last renewal). */
+    public boolean isLeader() {
+        LeaderStatus l = leadership;
+        return l != null && l.isSelf();
+    }
+
+    private static String advertisedHost(InetSocketAddress bound) {
+        if (!bound.getAddress().isAnyLocalAddress()) {
+            return bound.getAddress().getHostAddress();
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostAddress();
+        } catch (java.net.UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
     private void reapOnce() {
-        core.reap().whenComplete((result, error) -> {
+        LeaderStatus leader = leadership;
+        if (leader == null || !leader.isSelf()) {
+            return;
+        }
+        core.reap(leader).whenComplete((result, error) -> {
             reaperPasses.incrementAndGet();
             if (error != null) {
                 log.warn("reaper pass failed: {}", error.toString());
@@ -308,7 +394,7 @@ public final class SchedulerMaster implements AutoCloseable {
                 pending += single.pendingTasks();
             }
         }
-        return new HealthSnapshot(masterId, transport.toString(), registry.size(), byState, await(queue),
+        return new HealthSnapshot(masterId, isLeader(), transport.toString(), registry.size(), byState, await(queue),
                 await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
                 dispatcher.getSent(), reaperPasses.get());
     }
@@ -390,6 +476,13 @@ public final class SchedulerMaster implements AutoCloseable {
             }
             if (timers != null) {
                 timers.shutdownNow();
+            }
+            if (core != null && isLeader()) {
+                try {
+                    core.resignLeadership(masterId).get(2, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    log.debug("could not resign leadership: {}", e.toString());
+                }
             }
             if (serverChannel != null) {
                 serverChannel.close().syncUninterruptibly();
@@ -483,6 +576,8 @@ public final class SchedulerMaster implements AutoCloseable {
         private Duration dispatchInterval = DEFAULT_DISPATCH_INTERVAL;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Duration apiTimeout = DEFAULT_API_TIMEOUT;
+        private Duration leaderLease = DEFAULT_LEADER_LEASE;
+        private String advertisedHost;
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
 
@@ -580,6 +675,22 @@ public final class SchedulerMaster implements AutoCloseable {
         /** Sets how long a new connection has to authenticate; default 10 s. */
         public Builder handshakeTimeout(Duration timeout) {
             this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+            return this;
+        }
+
+        /**
+         * Sets the leadership lease: only the master holding it dispatches and reaps; the others
+         * accept submissions and queries and send connecting workers to the leader. Renewed every
+         * third of it; a leader that cannot renew for the whole lease steps down. Default 10 s.
+         */
+        public Builder leaderLease(Duration lease) {
+            this.leaderLease = positive(lease, "leaderLease");
+            return this;
+        }
+
+        /** Sets the host workers should use to reach this master; default the bound address, or the host's address when bound to all. */
+        public Builder advertisedHost(String host) {
+            this.advertisedHost = Objects.requireNonNull(host, "host");
             return this;
         }
 

@@ -29,6 +29,7 @@ public final class Dispatcher {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
     private final LeaseCore core;
+    private final java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership;
     private final WorkerRegistry registry;
     private final LogOpener logs;
     private final int batchSize;
@@ -45,8 +46,14 @@ public final class Dispatcher {
         void open(String taskId, String traceId, long epoch, int attempt);
     }
 
-    public Dispatcher(LeaseCore core, WorkerRegistry registry, LogOpener logs, int batchSize) {
+    /**
+     * @param leadership this master's current leadership; rounds run only while it says self, and
+     *                   every claim carries its epoch so a deposed leader's claims are refused
+     */
+    public Dispatcher(LeaseCore core, java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership,
+                      WorkerRegistry registry, LogOpener logs, int batchSize) {
         this.core = core;
+        this.leadership = leadership;
         this.registry = registry;
         this.logs = logs;
         this.batchSize = batchSize;
@@ -77,6 +84,11 @@ public final class Dispatcher {
 
     private void round() {
         requested.set(false);
+        io.rlscheduler.core.LeaderStatus leader = leadership.get();
+        if (leader == null || !leader.isSelf()) {
+            running.set(false);
+            return;
+        }
         rounds.incrementAndGet();
         List<ConnectedWorker> workers = registry.snapshot();
         List<CompletableFuture<Boolean>> claims = new ArrayList<>(workers.size());
@@ -84,7 +96,7 @@ public final class Dispatcher {
             if (!worker.getChannel().isActive()) {
                 continue;
             }
-            claims.add(core.claim(worker.getWorkerId(), worker.getSessionId(), batchSize, "c-" + UUID.randomUUID())
+            claims.add(core.claim(worker.getWorkerId(), worker.getSessionId(), batchSize, "c-" + UUID.randomUUID(), leader)
                     .thenApply(result -> deliver(worker, result))
                     .exceptionally(e -> {
                         log.warn("claim for worker {} failed: {}", worker.getWorkerId(), e.toString());

@@ -12,9 +12,12 @@ public final class MasterContext {
     final Dispatcher dispatcher;
     final TaskLogManager logs;
     final long handshakeTimeoutMillis;
+    final java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
-                         Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis) {
+                         Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
+                         java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership) {
+        this.leadership = leadership;
         this.masterId = masterId;
         this.secret = secret.clone();
         this.coreOptions = coreOptions;

@@ -135,6 +135,16 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     "authentication failed: the proof does not match this master's shared secret");
             return;
         }
+        io.rlscheduler.core.LeaderStatus leader = context.leadership.get();
+        if (leader == null || !leader.isSelf()) {
+            String address = leader == null ? "" : leader.getAddress();
+            log.info("worker {} connected to standby master {}; sending it to the leader {}", hello.getWorkerId(),
+                    context.masterId, address.isEmpty() ? "(unknown)" : address);
+            ctx.writeAndFlush(HelloRejected.newBuilder().setReason(RejectReason.REJECT_REASON_NOT_LEADER)
+                            .setMessage("master " + context.masterId + " is a standby").setLeaderAddress(address).build())
+                    .addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
         handshakeTimeout.cancel(false);
         worker = new ConnectedWorker(hello.getWorkerId(), hello.getSessionId(), hello.getLabelsMap(), ctx.channel());
         ConnectedWorker previous = context.registry.add(worker);

@@ -68,6 +68,8 @@ public final class MasterLink {
     private volatile Channel ready;
     private volatile boolean stopped;
     private volatile String lastRejection = "";
+    /** The leader a standby named; tried before the configured list until a connection to it fails. */
+    private volatile InetSocketAddress leaderHint;
 
     public MasterLink(List<InetSocketAddress> masters, NettyTransport transport, EventLoopGroup group,
                       ProtocolOptions protocolOptions, byte[] secret, String workerId, String sessionId,
@@ -113,7 +115,8 @@ public final class MasterLink {
         if (stopped) {
             return;
         }
-        InetSocketAddress address = masters.get(Math.floorMod(next.getAndIncrement(), masters.size()));
+        InetSocketAddress hint = leaderHint;
+        InetSocketAddress address = hint != null ? hint : masters.get(Math.floorMod(next.getAndIncrement(), masters.size()));
         ChannelFuture future = new Bootstrap().group(group).channel(transport.clientChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5_000)
@@ -122,6 +125,9 @@ public final class MasterLink {
         future.addListener(f -> {
             if (!f.isSuccess()) {
                 log.debug("cannot connect to master {}: {}", address, f.cause().toString());
+                if (address.equals(leaderHint)) {
+                    leaderHint = null;
+                }
                 retryLater();
             } else {
                 future.channel().closeFuture().addListener(c -> {
@@ -144,6 +150,18 @@ public final class MasterLink {
         long backoff = Math.min(maxBackoffMillis, minBackoffMillis << Math.min(n - 1, 20));
         long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
         group.schedule(this::connect, jittered, TimeUnit.MILLISECONDS);
+    }
+
+    private static InetSocketAddress parse(String hostPort) {
+        int colon = hostPort == null ? -1 : hostPort.lastIndexOf(':');
+        if (colon <= 0) {
+            return null;
+        }
+        try {
+            return InetSocketAddress.createUnresolved(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** One connection's handler: handshake, then relays messages. Never shared between channels. */
@@ -190,6 +208,13 @@ public final class MasterLink {
                 ready = ctx.channel();
                 log.info("worker {} connected to master {} at {}", workerId, accept.getMasterId(), address);
                 listener.onReady(ctx.channel(), accept.getMasterId());
+            } else if (msg instanceof HelloRejected rejected
+                    && rejected.getReason() == io.rlscheduler.protocol.RejectReason.REJECT_REASON_NOT_LEADER) {
+                InetSocketAddress leader = parse(rejected.getLeaderAddress());
+                log.info("master {} is a standby; the leader is at {}", address, leader == null ? "(unknown)" : leader);
+                leaderHint = leader;
+                failures.set(0);
+                ctx.close();
             } else if (msg instanceof HelloRejected rejected) {
                 lastRejection = rejected.getReason() + ": " + rejected.getMessage();
                 log.error("master {} rejected worker {}: {}", address, workerId, lastRejection);
