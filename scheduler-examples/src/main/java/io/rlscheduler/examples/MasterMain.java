@@ -1,7 +1,6 @@
 package io.rlscheduler.examples;
 
 import io.lettuce.core.RedisURI;
-import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.master.SchedulerMaster;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
@@ -17,6 +16,8 @@ import java.util.concurrent.CountDownLatch;
  *  shared secret  --secret      RLS_SECRET     required, at least 16 characters
  *  namespace      --namespace   RLS_NAMESPACE  rls
  *  log directory  --log-dir     RLS_LOG_DIR    logs
+ *  leases (ms)    --heartbeat-ms, --liveness-ms, --task-lease-ms, --ack-timeout-ms,
+ *                 --leader-lease-ms, --reap-interval-ms   (RLS_HEARTBEAT_MS, ...)  10000/30000/120000/30000/10000/1000
  * </pre>
  */
 public final class MasterMain {
@@ -32,8 +33,10 @@ public final class MasterMain {
                 .rpcPort(Integer.parseInt(s.get("port", "9000")))
                 .bindHost(s.get("bind", "0.0.0.0"))
                 .secret(s.require("secret"))
-                .coreOptions(CoreOptions.builder().namespace(s.get("namespace", CoreOptions.DEFAULT_NAMESPACE)).build())
+                .coreOptions(s.coreOptions())
                 .logDirectory(Path.of(s.get("log-dir", "logs")))
+                .leaderLease(s.millis("leader-lease-ms", SchedulerMaster.DEFAULT_LEADER_LEASE))
+                .reapInterval(s.millis("reap-interval-ms", SchedulerMaster.DEFAULT_REAP_INTERVAL))
                 .build()
                 .start();
         System.out.println("master " + master.getMasterId() + " listening on " + master.getRpcAddress());

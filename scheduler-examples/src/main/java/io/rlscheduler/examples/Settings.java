@@ -29,6 +29,23 @@ final class Settings {
         return value != null ? value : fallback;
     }
 
+    /** Returns the lease core settings: namespace and the lease durations, each in ms. */
+    io.rlscheduler.core.CoreOptions coreOptions() {
+        io.rlscheduler.core.CoreOptions d = io.rlscheduler.core.CoreOptions.defaults();
+        return io.rlscheduler.core.CoreOptions.builder()
+                .namespace(get("namespace", d.getNamespace()))
+                .heartbeatInterval(millis("heartbeat-ms", d.getHeartbeatInterval()))
+                .livenessLease(millis("liveness-ms", d.getLivenessLease()))
+                .taskLease(millis("task-lease-ms", d.getTaskLease()))
+                .ackTimeout(millis("ack-timeout-ms", d.getAckTimeout()))
+                .build();
+    }
+
+    java.time.Duration millis(String name, java.time.Duration fallback) {
+        String value = get(name, null);
+        return value == null ? fallback : java.time.Duration.ofMillis(Long.parseLong(value));
+    }
+
     String require(String name) {
         String value = get(name, null);
         if (value == null || value.isEmpty()) {

@@ -1,7 +1,6 @@
 package io.rlscheduler.examples;
 
 import io.lettuce.core.RedisURI;
-import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.worker.SchedulerWorker;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -24,6 +23,9 @@ import java.util.concurrent.CountDownLatch;
  *  script root    --scripts     RLS_SCRIPTS     scripts
  *  run root       --runs        RLS_RUNS        runs
  *  namespace      --namespace   RLS_NAMESPACE   rls
+ *  leases (ms)    --heartbeat-ms, --liveness-ms, --task-lease-ms, --ack-timeout-ms (RLS_HEARTBEAT_MS, ...)
+ *                 10000/30000/120000/30000; must equal the masters'
+ *  kill grace     --kill-grace-ms  RLS_KILL_GRACE_MS  10000
  * </pre>
  */
 public final class WorkerMain {
@@ -42,7 +44,8 @@ public final class WorkerMain {
                 .cpuSlots(Integer.parseInt(s.get("cpu-slots", String.valueOf(Runtime.getRuntime().availableProcessors()))))
                 .scriptRoots(Path.of(s.get("scripts", "scripts")))
                 .runRoot(Path.of(s.get("runs", "runs")))
-                .coreOptions(CoreOptions.builder().namespace(s.get("namespace", CoreOptions.DEFAULT_NAMESPACE)).build());
+                .killGrace(s.millis("kill-grace-ms", SchedulerWorker.DEFAULT_KILL_GRACE))
+                .coreOptions(s.coreOptions());
         String gpus = s.get("gpus", null);
         if (gpus != null) {
             List<Integer> ids = new ArrayList<>();
