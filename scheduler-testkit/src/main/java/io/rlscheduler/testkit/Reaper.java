@@ -1,36 +1,40 @@
 package io.rlscheduler.testkit;
 
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Closes every {@link TestRedis} still open when the JVM exits normally or on SIGTERM, so an
- * aborted test run leaves no redis-server behind. (A JVM killed with SIGKILL runs no hook; its
- * servers then keep running until killed by hand.) Thread-safe.
+ * Cleans up every {@link TestRedis} and {@link JvmProcess} still open when the JVM exits normally
+ * or on SIGTERM, so an aborted test run leaves no redis-server or child JVM behind. (A JVM killed
+ * with SIGKILL runs no hook; its processes then keep running until killed by hand.) Thread-safe.
  */
 final class Reaper {
 
-    private static final Set<TestRedis> OPEN = ConcurrentHashMap.newKeySet();
+    private static final Map<Object, Runnable> OPEN = new ConcurrentHashMap<>();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(Reaper::closeAll, "test-redis-reaper"));
+        Runtime.getRuntime().addShutdownHook(new Thread(Reaper::closeAll, "testkit-reaper"));
     }
 
     private Reaper() {
     }
 
     static void register(TestRedis redis) {
-        OPEN.add(redis);
+        OPEN.put(redis, redis::reap);
     }
 
-    static void unregister(TestRedis redis) {
-        OPEN.remove(redis);
+    static void register(JvmProcess process) {
+        OPEN.put(process, process::reap);
+    }
+
+    static void unregister(Object owner) {
+        OPEN.remove(owner);
     }
 
     private static void closeAll() {
-        for (TestRedis redis : OPEN) {
+        for (Runnable reap : OPEN.values()) {
             try {
-                redis.reap();
+                reap.run();
             } catch (RuntimeException e) {
                 // Best effort while the JVM goes down; nothing is left to report to.
             }

@@ -1,5 +1,6 @@
 /**
- * A real Redis server for the tests of the other modules, used at test scope only.
+ * A real Redis server and fault injection for the tests of the other modules, used at test scope
+ * only.
  *
  * <ul>
  *   <li>{@link io.rlscheduler.testkit.TestRedis}: one redis-server process on a free loopback
@@ -13,6 +14,14 @@
  *       per-test {@link io.rlscheduler.testkit.RedisNamespace} into test methods.</li>
  *   <li>{@link io.rlscheduler.testkit.RedisBinary}: where the redis-server executable comes
  *       from (the one shipped in the embedded-redis jar, unless overridden).</li>
+ *   <li>{@link io.rlscheduler.testkit.FaultProxy}: a loopback TCP proxy put between a client and
+ *       a server that can {@link io.rlscheduler.testkit.FaultProxy#cut() cut} the connections or
+ *       {@link io.rlscheduler.testkit.FaultProxy#blackhole() blackhole} them (a partition TCP
+ *       does not notice).</li>
+ *   <li>{@link io.rlscheduler.testkit.JvmProcess}: a main class in a JVM of its own that a test
+ *       can kill (a crash), terminate, and freeze and thaw (SIGSTOP/SIGCONT); and
+ *       {@link io.rlscheduler.testkit.ProcessTree}, which finds a process's descendants and tells
+ *       live processes from zombies through Linux's {@code /proc}.</li>
  * </ul>
  */
 package io.rlscheduler.testkit;
