@@ -39,7 +39,8 @@ public final class MasterMain {
                 .reapInterval(s.millis("reap-interval-ms", SchedulerMaster.DEFAULT_REAP_INTERVAL))
                 .build()
                 .start();
-        System.out.println("master " + master.getMasterId() + " listening on " + master.getRpcAddress());
+        System.out.println("master " + master.getMasterId() + " ready at " + master.getRpcAddress().getHostString()
+                + ":" + master.getRpcAddress().getPort() + (master.isLeader() ? " (leader)" : " (standby)"));
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             master.close();

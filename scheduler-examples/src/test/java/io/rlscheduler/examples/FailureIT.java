@@ -1,0 +1,313 @@
+package io.rlscheduler.examples;
+
+import io.lettuce.core.RedisURI;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.master.TaskHandle;
+import io.rlscheduler.master.TaskResult;
+import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.testkit.FaultProxy;
+import io.rlscheduler.testkit.JvmProcess;
+import io.rlscheduler.testkit.ProcessTree;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.SchedulerWorker;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Failure drills with real faults: worker JVMs killed with SIGKILL or frozen with SIGSTOP,
+ * connections cut by a proxy, a master killed with a standby running, Redis killed and
+ * restarted. Each asserts that nothing is lost and nothing runs twice at once.
+ *
+ * <p>Leases are short (heartbeat 200 ms, liveness 1 s, task lease 3 s, kill grace 1 s), so a
+ * worker self-fences a task it cannot renew after 1.6 s and the reaper takes it back after 3 s.
+ */
+class FailureIT {
+
+    @RegisterExtension
+    static RedisExtension redisExtension = new RedisExtension();
+
+    private static final String SECRET = Cluster.SECRET;
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+
+    private TestRedis redis;
+    private CoreOptions options;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @BeforeEach
+    void setUp(TestRedis redis, RedisNamespace ns) {
+        this.redis = redis;
+        this.options = CoreOptions.builder().namespace(ns.name())
+                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
+                .taskLease(Duration.ofSeconds(3)).ackTimeout(Duration.ofSeconds(2)).maxLeaseLosses(1).build();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closing(T c) {
+        closeables.add(c);
+        return c;
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    @Test
+    void killedWorkerJvmTakesItsProcessesAlongAndTheTaskResumesElsewhereExactlyOnce() throws Exception {
+        SchedulerMaster master = master("m1");
+        JvmProcess a = workerJvm("wa", master, redis.getUri());
+        TaskHandle run = master.submit(marked("crash-1", 60, 0.1));
+        await().atMost(WAIT).until(() -> printedLines("crash-1", 1) >= 10);
+        List<Long> taskProcesses = a.descendants();
+        assertThat(taskProcesses).as("launcher and script run under the worker JVM").isNotEmpty();
+
+        List<WorkerState> seen = new CopyOnWriteArrayList<>();
+        a.kill();
+        await().atMost(Duration.ofSeconds(10)).until(() -> taskProcesses.stream().noneMatch(ProcessTree::isAlive));
+        await().atMost(WAIT).until(() -> {
+            WorkerState s = workerState(master, "wa");
+            if (seen.isEmpty() || seen.get(seen.size() - 1) != s) {
+                seen.add(s);
+            }
+            return s == WorkerState.DOWN;
+        });
+        assertThat(seen).contains(WorkerState.DOWN).doesNotContain(WorkerState.IDLE);
+
+        closing(worker("wb", master, redis.getUri()));
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getWorkerId()).isEqualTo("wb");
+        assertThat(result.getAttempts()).isEqualTo(2);
+        assertThat(result.getRecord().getLeaseLosses()).isEqualTo(1);
+        assertThat(logLines("crash-1")).anySatisfy(l -> assertThat(l).startsWith("RESUMED from line"));
+        assertNoOverlap("crash-1", 2);
+    }
+
+    @Test
+    void workerCutOffFromTheMasterKeepsRunningAndDeliversEveryLineOnce() throws Exception {
+        SchedulerMaster master = master("m1");
+        FaultProxy toMaster = closing(FaultProxy.start("127.0.0.1", master.getRpcAddress().getPort()));
+        closing(workerVia("w1", "127.0.0.1:" + toMaster.getPort(), redis.getUri()));
+        TaskHandle run = master.submit(marked("cut-1", 80, 0.05));
+        await().atMost(WAIT).until(() -> printedLines("cut-1", 1) >= 10);
+        toMaster.cut();
+        int atCut = printedLines("cut-1", 1);
+        await().atMost(WAIT).until(() -> printedLines("cut-1", 1) >= atCut + 20);
+        toMaster.pass();
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).isEqualTo(1);
+        assertThat(result.getRecord().getLeaseLosses()).isZero();
+        List<String> printed = Files.readAllLines(dir.resolve("runs/cut-1/attempt-1/printed.txt"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> outputLines("cut-1").size() >= printed.size());
+        assertThat(outputLines("cut-1")).as("every line in the master's file, once, in order").isEqualTo(printed);
+    }
+
+    @Test
+    void workerCutOffFromRedisStopsItsTaskBeforeTheLeaseExpires() throws Exception {
+        SchedulerMaster master = master("m1");
+        FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));
+        RedisURI viaProxy = RedisURI.create("redis://127.0.0.1:" + toRedis.getPort());
+        closing(worker("wa", master, viaProxy));
+        TaskHandle run = master.submit(marked("fence-1", 100, 0.05));
+        await().atMost(WAIT).until(() -> printedLines("fence-1", 1) >= 5);
+        closing(worker("wb", master, redis.getUri()));
+        toRedis.cut();
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        toRedis.pass();
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getWorkerId()).isEqualTo("wb");
+        assertThat(result.getAttempts()).isEqualTo(2);
+        assertNoOverlap("fence-1", 2);
+    }
+
+    @Test
+    void frozenWorkerReturningIsFencedAndNeverOverwritesTheNewAttempt() throws Exception {
+        SchedulerMaster master = master("m1");
+        JvmProcess a = workerJvm("wa", master, redis.getUri());
+        TaskHandle run = master.submit(marked("frozen-1", 60, 0.1));
+        await().atMost(WAIT).until(() -> printedLines("frozen-1", 1) >= 5);
+        closing(worker("wb", master, redis.getUri()));
+        a.freeze();
+        await().atMost(WAIT).until(() -> printedLines("frozen-1", 2) >= 5);
+        a.thaw();
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getWorkerId()).isEqualTo("wb");
+        assertThat(result.getAttempts()).isEqualTo(2);
+        a.awaitOutput("frozen-1 attempt 1 ended: TASK_REPORT_STATUS_FENCED", Duration.ofSeconds(30));
+        assertThat(run.getRecord().getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(run.getRecord().getWorkerId()).isEqualTo("wb");
+        assertThat(run.getRecord().getEpoch()).isEqualTo(result.getRecord().getEpoch());
+        assertNoOverlap("frozen-1", 2);
+    }
+
+    @Test
+    void killedMasterIsReplacedByTheStandbyAndNothingIsLostOrRunTwice() throws Exception {
+        JvmProcess m1 = closing(JvmProcess.builder(MasterMain.class).args(
+                        "--redis", redis.getUri().toURI().toString(), "--port", "0", "--bind", "127.0.0.1",
+                        "--secret", SECRET, "--namespace", options.getNamespace(), "--log-dir", dir.resolve("logs").toString(),
+                        "--heartbeat-ms", "200", "--liveness-ms", "1000", "--task-lease-ms", "3000",
+                        "--ack-timeout-ms", "2000", "--leader-lease-ms", "1000", "--reap-interval-ms", "200")
+                .logFile(dir.resolve("m1.log")).start());
+        String ready = m1.awaitOutput(line -> line.startsWith("master ") && line.contains(" ready at "), WAIT);
+        String m1Port = ready.replaceAll(".* ready at [^:]+:(\\d+).*", "$1");
+        SchedulerMaster m2 = closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+                .secret(SECRET).coreOptions(options).logDirectory(dir.resolve("logs")).masterId("m2")
+                .leaderLease(Duration.ofSeconds(1)).reapInterval(Duration.ofMillis(200)).build().start());
+        assertThat(m2.isLeader()).isFalse();
+        closing(workerVia("w1", "127.0.0.1:" + m1Port + ",127.0.0.1:" + m2.getRpcAddress().getPort(), redis.getUri()));
+
+        TaskHandle run = m2.submit(marked("failover-1", 80, 0.05));
+        await().atMost(WAIT).until(() -> printedLines("failover-1", 1) >= 10);
+        m1.kill();
+        await().atMost(WAIT).until(m2::isLeader);
+        TaskHandle queuedLater = m2.submit(marked("failover-2", 5, 0.01));
+
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).as("the running task went on, never restarted").isEqualTo(1);
+        assertThat(queuedLater.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+        List<String> printed = Files.readAllLines(dir.resolve("runs/failover-1/attempt-1/printed.txt"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> outputLines("failover-1").size() >= printed.size());
+        assertThat(outputLines("failover-1")).as("one complete file across both masters").isEqualTo(printed);
+        assertNoOverlap("failover-1", 1);
+    }
+
+    @Test
+    void redisRestartLeavesRunningTasksRunningAndQueuedTasksDispatchAfterwards() throws Exception {
+        redis.assumeControllable();
+        SchedulerMaster master = master("m1");
+        closing(worker("w1", master, redis.getUri()));
+        TaskHandle run = master.submit(marked("restart-1", 60, 0.05));
+        await().atMost(WAIT).until(() -> printedLines("restart-1", 1) >= 10);
+        redis.kill();
+        redis.restart();
+        TaskHandle after = master.submit(marked("restart-2", 5, 0.01));
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).as("not re-queued by the restart").isEqualTo(1);
+        assertThat(result.getRecord().getLeaseLosses()).isZero();
+        assertThat(after.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+    }
+
+    @Test
+    void poisonTaskEndsFailedAfterTheLeaseLossLimitInsteadOfCyclingForever() throws Exception {
+        SchedulerMaster master = master("m1");
+        JvmProcess a = workerJvm("wa", master, redis.getUri());
+        TaskHandle run = master.submit(TaskSpec.python("poison.py").taskId("poison-1").gpus(1).build());
+        await().atMost(WAIT).until(() -> !a.isAlive());
+        JvmProcess b = workerJvm("wb", master, redis.getUri());
+        await().atMost(WAIT).until(() -> !b.isAlive());
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.FAILED);
+        assertThat(result.getRecord().getLeaseLosses()).isEqualTo(2);
+        assertThat(result.getError()).contains("lease lost 2 times (limit 1)");
+        assertThat(master.queueDepth()).isZero();
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private SchedulerMaster master(String id) {
+        return closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
+                .coreOptions(options).logDirectory(dir.resolve("logs")).masterId(id)
+                .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start());
+    }
+
+    private SchedulerWorker worker(String id, SchedulerMaster master, RedisURI redisUri) {
+        return workerVia(id, "127.0.0.1:" + master.getRpcAddress().getPort(), redisUri);
+    }
+
+    private SchedulerWorker workerVia(String id, String masters, RedisURI redisUri) {
+        return SchedulerWorker.builder().masters(masters.split(",")).redis(redisUri).workerId(id).secret(SECRET)
+                .coreOptions(options).gpuIds(0).cpuSlots(2).scriptRoots(Cluster.TEST_SCRIPTS)
+                .runRoot(dir.resolve("runs")).stateDirectory(dir.resolve("state-" + id))
+                .killGrace(Duration.ofSeconds(1)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi").toString()).build().start();
+    }
+
+    private JvmProcess workerJvm(String id, SchedulerMaster master, RedisURI redisUri) {
+        JvmProcess p = closing(JvmProcess.builder(WorkerMain.class).args(
+                        "--masters", "127.0.0.1:" + master.getRpcAddress().getPort(), "--redis", redisUri.toURI().toString(),
+                        "--worker-id", id, "--secret", SECRET, "--gpus", "0", "--cpu-slots", "2",
+                        "--scripts", Cluster.TEST_SCRIPTS.toString(), "--runs", dir.resolve("runs").toString(),
+                        "--namespace", options.getNamespace(), "--heartbeat-ms", "200", "--liveness-ms", "1000",
+                        "--task-lease-ms", "3000", "--ack-timeout-ms", "2000", "--kill-grace-ms", "1000")
+                .logFile(dir.resolve(id + ".log")).start());
+        p.awaitOutput("started, session", WAIT);
+        return p;
+    }
+
+    private static TaskSpec marked(String id, long lines, double delay) {
+        return TaskSpec.python("marked.py").taskId(id).param("lines", lines).param("delay", delay).gpus(1).build();
+    }
+
+    private int printedLines(String taskId, int attempt) throws IOException {
+        Path file = dir.resolve("runs").resolve(taskId).resolve("attempt-" + attempt).resolve("printed.txt");
+        return Files.exists(file) ? Files.readAllLines(file).size() : 0;
+    }
+
+    private WorkerState workerState(SchedulerMaster master, String id) {
+        return master.listWorkers().stream().filter(w -> w.getWorkerId().equals(id)).map(WorkerInfo::getState)
+                .findFirst().orElse(null);
+    }
+
+    private List<String> logLines(String taskId) throws IOException {
+        return Files.readAllLines(dir.resolve("logs").resolve(taskId + ".log"));
+    }
+
+    /** The task's output lines as the master's log file holds them, without its control lines. */
+    private List<String> outputLines(String taskId) throws IOException {
+        return logLines(taskId).stream().filter(l -> !l.startsWith("TRACE_ID:") && !l.startsWith("##RLS_")).toList();
+    }
+
+    /** Every attempt started and stopped (by its own marks), and no two were ever running at once. */
+    private void assertNoOverlap(String taskId, int attempts) throws IOException {
+        Map<String, double[]> byEpoch = new LinkedHashMap<>();
+        for (String line : Files.readAllLines(dir.resolve("runs").resolve(taskId).resolve("checkpoints/marks.log"))) {
+            String[] f = line.split(" ");
+            double[] span = byEpoch.computeIfAbsent(f[1], e -> new double[] {Double.NaN, Double.NaN});
+            span[f[0].equals("start") ? 0 : 1] = Double.parseDouble(f[2]);
+        }
+        assertThat(byEpoch).as("attempts by epoch").hasSize(attempts);
+        List<double[]> spans = new ArrayList<>(byEpoch.values());
+        assertThat(spans).allSatisfy(s -> {
+            assertThat(s[0]).as("start mark").isNotNaN();
+            assertThat(s[1]).as("stop mark").isNotNaN();
+        });
+        spans.sort(Comparator.comparingDouble(s -> s[0]));
+        for (int i = 1; i < spans.size(); i++) {
+            assertThat(spans.get(i)[0]).as("attempt %d starts after attempt %d stopped", i + 1, i)
+                    .isGreaterThan(spans.get(i - 1)[1]);
+        }
+    }
+}
