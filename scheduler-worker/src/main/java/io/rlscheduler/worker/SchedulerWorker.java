@@ -137,7 +137,7 @@ public final class SchedulerWorker implements AutoCloseable {
     private SchedulerWorker(Builder b) {
         this.config = b;
         this.ownsClient = b.client == null;
-        this.client = b.client != null ? b.client : RedisClient.create(b.redisUri);
+        this.client = b.client != null ? b.client : ownClient(b.redisUri);
         this.probe = new ResourceProbe(b.nvidiaSmi);
         this.runDirectories = new RunDirectories(b.runRoot);
         this.fenceAfter = fenceAfter(b.coreOptions, b.killGrace);
@@ -156,6 +156,19 @@ public final class SchedulerWorker implements AutoCloseable {
         Duration margin = killGrace.plus(options.getHeartbeatInterval().multipliedBy(2));
         Duration half = lease.dividedBy(2);
         return lease.minus(margin.compareTo(half) < 0 ? margin : half);
+    }
+
+    /**
+     * Creates the worker's own Redis client. While disconnected it rejects commands at once
+     * instead of queueing them: a heartbeat must fail now (and count towards self-fencing), not
+     * renew a lease minutes later after the worker has already stopped the task.
+     */
+    private static RedisClient ownClient(RedisURI uri) {
+        RedisClient client = RedisClient.create(uri);
+        client.setOptions(io.lettuce.core.ClientOptions.builder()
+                .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
+        return client;
     }
 
     /** Returns a new builder. */
