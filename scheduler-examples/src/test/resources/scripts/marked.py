@@ -40,7 +40,10 @@ if os.path.exists(progress):
     print("RESUMED from line %d" % first, flush=True)
 for i in range(first, lines + 1):
     text = "line %d of epoch %s" % (i, epoch)
-    print(text, flush=True)
+    try:
+        print(text, flush=True)
+    except OSError:
+        pass  # nobody reads our output any more (an orphan): keep working, as a real run would
     printed.write(text + "\n")
     printed.flush()
     with open(progress + ".tmp", "w") as f:

@@ -113,6 +113,30 @@ class FailureIT {
     }
 
     @Test
+    void restartedWorkerKillsWhatItsPreviousRunLeftBehind() throws Exception {
+        SchedulerMaster master = master("m1");
+        JvmProcess a = workerJvm("wa", master, redis.getUri());
+        master.submit(marked("orphan-1", 600, 0.1));
+        await().atMost(WAIT).until(() -> printedLines("orphan-1", 1) >= 3);
+        long launcher = a.descendants().stream().filter(pid -> cmdline(pid).contains("launcher.py")).findFirst().orElseThrow();
+        List<Long> script = ProcessTree.descendants(launcher);
+        assertThat(script).as("the script under the launcher").isNotEmpty();
+        // The whole supervision chain dies at once (an OOM kill, a crashed container runtime):
+        // nothing is left to kill the script, which runs on as an orphan.
+        new ProcessBuilder("kill", "-KILL", Long.toString(launcher)).start().waitFor();
+        a.kill();
+        assertThat(script.stream().allMatch(ProcessTree::isAlive)).as("the script survived as an orphan").isTrue();
+
+        int printedBefore = printedLines("orphan-1", 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> printedLines("orphan-1", 1) > printedBefore + 3);
+        assertThat(script.stream().allMatch(ProcessTree::isAlive)).as("the orphan is still working").isTrue();
+
+        JvmProcess restarted = workerJvmRestart("wa", master);
+        restarted.awaitOutput("killed 1 process groups left by a previous run of worker wa", Duration.ofSeconds(20));
+        await().atMost(Duration.ofSeconds(20)).until(() -> script.stream().noneMatch(ProcessTree::isAlive));
+    }
+
+    @Test
     void workerCutOffFromTheMasterKeepsRunningAndDeliversEveryLineOnce() throws Exception {
         SchedulerMaster master = master("m1");
         FaultProxy toMaster = closing(FaultProxy.start("127.0.0.1", master.getRpcAddress().getPort()));
@@ -262,9 +286,22 @@ class FailureIT {
                         "--scripts", Cluster.TEST_SCRIPTS.toString(), "--runs", dir.resolve("runs").toString(),
                         "--namespace", options.getNamespace(), "--heartbeat-ms", "200", "--liveness-ms", "1000",
                         "--task-lease-ms", "3000", "--ack-timeout-ms", "2000", "--kill-grace-ms", "1000")
-                .logFile(dir.resolve(id + ".log")).start());
+                .logFile(dir.resolve(id + "-" + closeables.size() + ".log")).start());
         p.awaitOutput("started, session", WAIT);
         return p;
+    }
+
+    /** Starts a worker JVM again with the same id and state directory as {@link #workerJvm}. */
+    private JvmProcess workerJvmRestart(String id, SchedulerMaster master) {
+        return workerJvm(id, master, redis.getUri());
+    }
+
+    private static String cmdline(long pid) {
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"))).replace('\0', ' ');
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     private static TaskSpec marked(String id, long lines, double delay) {
