@@ -97,7 +97,9 @@ public final class DispatchThroughput implements EndToEndBenchmark {
             RedisStats.SlowlogSampler sampler = p.getBoolean("redisProfile")
                     ? new RedisStats.SlowlogSampler(cluster.redisClient().connect()) : null;
             CpuUsage cpuBefore = CpuUsage.snapshot(cluster.admin());
-            System.out.println("# measurement starts at " + java.time.LocalTime.now() + " (for profiles)");
+            String loadBefore = Machine.loadAverage();
+            System.out.println("# measurement starts at " + java.time.LocalTime.now() + " (for profiles), load average "
+                    + loadBefore);
             long elapsed = runBatch(master, "dt-m-", tasks, inflight);
             System.out.println("# measurement ends at " + java.time.LocalTime.now());
             Map<String, Object> cpu = CpuUsage.snapshot(cluster.admin()).since(cpuBefore, tasks);
@@ -133,7 +135,9 @@ public final class DispatchThroughput implements EndToEndBenchmark {
             params.put("redis", cluster.persistence());
             params.put("cpu", cpu);
             params.put("redis_commands", redisTime);
-            params.put("machine", Machine.describe());
+            Map<String, Object> machine = new LinkedHashMap<>(Machine.describe());
+            machine.put("load_average_before", loadBefore);
+            params.put("machine", machine);
         }
         return new BenchResult(name(), "tasks/s", Stats.round1(ours),
                 "redis-list LPUSH/BRPOP (lettuce)", Stats.round1(baseline), params);

@@ -104,8 +104,9 @@ public final class LocalCluster implements AutoCloseable {
                 default -> throw new IllegalArgumentException("aof must be off, everysec or always, was " + aof);
             }
         }
-        String settings = "appendonly=" + admin.configGet("appendonly").get("appendonly")
-                + ", appendfsync=" + admin.configGet("appendfsync").get("appendfsync");
+        String appendonly = admin.configGet("appendonly").get("appendonly");
+        String settings = "no".equals(appendonly) ? "AOF off (appendonly=no)"
+                : "appendonly=" + appendonly + ", appendfsync=" + admin.configGet("appendfsync").get("appendfsync");
         return redis.isExternal()
                 ? "external Redis " + redis.getUri() + " (its persistence left as is: " + settings + ")"
                 : "redis-server " + shortVersion(RedisBinary.version()) + " started on port " + redis.getPort() + " (" + settings + ")";

@@ -12,11 +12,11 @@ final class Machine {
     private Machine() {
     }
 
-    /** Returns the machine's description, with the load average at the time of the call. */
+    /** Returns the machine's description, with the load average (1, 5, 15 minutes) at the time of the call. */
     static Map<String, Object> describe() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("cores", Runtime.getRuntime().availableProcessors());
-        m.put("load_average", loadAverage());
+        m.put("load_average_after", loadAverage());
         m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
         m.put("max_heap_mib", Runtime.getRuntime().maxMemory() >> 20);
         m.put("gc", ManagementFactory.getGarbageCollectorMXBeans().stream().map(b -> b.getName()).toList().toString());
