@@ -7,9 +7,11 @@ the task (like the checkpoint), one line each, fsynced:
 
   start <epoch> <unix time> <attempt> <pid>      before training starts
   stop <epoch> <unix time> <how>                 when the attempt stops: how is "exit=<code>"
-                                                 after train.py returned (0: training done), or
+                                                 after train.py returned (0: training done),
                                                  "signal=<n>" on SIGTERM/SIGINT/SIGHUP (the
-                                                 launcher stopping the attempt)
+                                                 launcher stopping the attempt), or
+                                                 "error=<exception>" (e.g. BrokenPipeError when
+                                                 the worker JVM died with the output pipe)
 
 A SIGKILL leaves no stop mark; the launcher always sends SIGTERM first and waits its grace.
 
@@ -86,8 +88,8 @@ def main():
         code = train.main(sys.argv[1:])
     except SystemExit as e:  # argparse: bad parameters
         code = e.code if isinstance(e.code, int) else 2
-    except BaseException:
-        mark("stop", EPOCH, "%.6f" % time.time(), "exit=1")
+    except BaseException as e:  # e.g. BrokenPipeError: the worker JVM died with our stdout
+        mark("stop", EPOCH, "%.6f" % time.time(), "error=%s" % type(e).__name__)
         raise
     sys.stdout.flush()
     sys.stderr.flush()
