@@ -421,6 +421,17 @@ public final class LeaseCore implements AutoCloseable {
     }
 
     /**
+     * Reports who holds the masters' leadership lease now, without acquiring or renewing it (it
+     * writes nothing): for a master that never leads, which only needs to know where to send
+     * workers. The answer's {@link LeaderStatus#isSelf()} is always false; its leader id and
+     * address are empty when nobody holds an unexpired lease.
+     */
+    public CompletableFuture<LeaderStatus> observeLeadership() {
+        return LEADER.run(redis, keys.coreAnd(keys.leader()), "", "", "1", eventsMax, "observe")
+                .thenApply(reply -> Replies.leader(Replies.parse(reply)));
+    }
+
+    /**
      * Gives the leadership lease up if {@code masterId} holds it, so a standby can take over at
      * once instead of after the lease expires. Safe to call when not the leader.
      */

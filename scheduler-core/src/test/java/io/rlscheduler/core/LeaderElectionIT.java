@@ -93,4 +93,25 @@ class LeaderElectionIT {
         assertThat(b.isSelf()).isTrue();
         assertThat(b.getEpoch()).isEqualTo(2);
     }
+
+    @Test
+    void observingReportsTheLeaderWithoutEverTakingTheLease() {
+        LeaderStatus none = join(core.observeLeadership());
+        assertThat(none.isSelf()).isFalse();
+        assertThat(none.getLeaderId()).as("nobody leads, and observing does not change that").isEmpty();
+        assertThat(join(core.observeLeadership()).getLeaderId()).isEmpty();
+
+        LeaderStatus a = join(core.acquireLeadership("m-a", "a:1", LEASE));
+        assertThat(a.getEpoch()).as("the observer never held the lease").isEqualTo(1);
+        LeaderStatus seen = join(core.observeLeadership());
+        assertThat(seen.isSelf()).isFalse();
+        assertThat(seen.getLeaderId()).isEqualTo("m-a");
+        assertThat(seen.getAddress()).isEqualTo("a:1");
+        assertThat(seen.getEpoch()).isEqualTo(1);
+        assertThat(seen.getDeadlineMillis()).isEqualTo(a.getDeadlineMillis());
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> join(core.observeLeadership()).getLeaderId().isEmpty());
+        assertThat(join(core.acquireLeadership("m-b", "b:1", LEASE)).getEpoch())
+                .as("an expired lease is reported as none, and observing does not bump the epoch").isEqualTo(2);
+    }
 }

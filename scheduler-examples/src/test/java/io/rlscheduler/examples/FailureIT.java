@@ -15,6 +15,7 @@ import io.rlscheduler.testkit.ProcessTree;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.PythonTaskExecutor;
 import io.rlscheduler.worker.SchedulerWorker;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -172,6 +173,38 @@ class FailureIT {
         assertThat(result.getWorkerId()).isEqualTo("wb");
         assertThat(result.getAttempts()).isEqualTo(2);
         assertNoOverlap("fence-1", 2);
+    }
+
+    @Test
+    void taskStoppedByTheLauncherForLackOfKeepalivesIsALeaseLossNotAFailure() throws Exception {
+        // Found by the chaos run (seed 42): Redis restarted, the launcher's keepalive timeout
+        // stopped a task (SIGTERM, exit 143), a lease renewal succeeded just before the worker
+        // handled the exit, so the worker took the exit for the script's own failure and recorded
+        // the task FAILED ("killed by signal 15"). Here the launcher's timeout (600 ms) is shorter
+        // than the worker's own fencing limit (1.6 s), so a short Redis partition makes the
+        // launcher stop the task while the worker still counts its lease as fresh.
+        SchedulerMaster master = master("m1");
+        FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));
+        PythonTaskExecutor executor = PythonTaskExecutor.builder().scriptRoots(List.of(Cluster.TEST_SCRIPTS))
+                .stateDirectory(dir.resolve("state-wa")).gracePeriod(Duration.ofSeconds(1))
+                .keepaliveTimeout(Duration.ofMillis(600)).build();
+        closing(SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort())
+                .redis(RedisURI.create("redis://127.0.0.1:" + toRedis.getPort())).workerId("wa").secret(SECRET)
+                .coreOptions(options).gpuIds(0).cpuSlots(2).scriptRoots(Cluster.TEST_SCRIPTS)
+                .runRoot(dir.resolve("runs")).stateDirectory(dir.resolve("state-wa")).executor(executor)
+                .killGrace(Duration.ofSeconds(1)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi").toString()).build().start());
+        TaskHandle run = master.submit(marked("keepalive-1", 80, 0.05));
+        await().atMost(WAIT).until(() -> printedLines("keepalive-1", 1) >= 10);
+        toRedis.blackhole();
+        Path marks = dir.resolve("runs/keepalive-1/checkpoints/marks.log");
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.readString(marks).contains("stop "));
+        toRedis.pass();
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).as(result.getError()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).isEqualTo(2);
+        assertThat(result.getRecord().getLeaseLosses()).isEqualTo(1);
+        assertNoOverlap("keepalive-1", 2);
     }
 
     @Test

@@ -77,7 +77,9 @@ import org.slf4j.LoggerFactory;
  * event loop ever waits on Redis or the disk.
  *
  * <p>All task state lives in Redis, so several masters may share one Redis namespace: any of them
- * accepts submissions and queries. Lifecycle as {@link java.util.concurrent.ExecutorService}:
+ * accepts submissions and queries; the one holding the leadership lease dispatches and reaps. A
+ * master built with {@link Builder#standbyOnly(boolean)} never seeks that lease: an "API-only"
+ * master, e.g. embedded in a lab portal, that submits and queries while dedicated masters lead. Lifecycle as {@link java.util.concurrent.ExecutorService}:
  * {@link #start()}, {@link #shutdown()}, {@link #awaitTermination(Duration)}, {@link #close()}.
  * Thread-safe. The methods that return plain values block the calling thread while Redis answers
  * (bounded by {@link Builder#apiTimeout(Duration)}); do not call them from an event loop.
@@ -202,8 +204,9 @@ public final class SchedulerMaster implements AutoCloseable {
         LeaderStatus now;
         long sent = System.nanoTime();
         try {
-            now = core.acquireLeadership(masterId, advertisedAddress, config.leaderLease)
-                    .get(config.leaderLease.toMillis(), TimeUnit.MILLISECONDS);
+            CompletableFuture<LeaderStatus> call = config.standbyOnly ? core.observeLeadership()
+                    : core.acquireLeadership(masterId, advertisedAddress, config.leaderLease);
+            now = call.get(config.leaderLease.toMillis(), TimeUnit.MILLISECONDS);
             leadershipRenewedNanos = sent;
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
@@ -228,7 +231,8 @@ public final class SchedulerMaster implements AutoCloseable {
             log.warn("master {} lost the leadership to {} (epoch {})", masterId, now.getLeaderId(), now.getEpoch());
             closeWorkerConnections();
         } else if (before == null && !now.isSelf()) {
-            log.info("master {} is a standby; the leader is {} at {}", masterId, now.getLeaderId(), now.getAddress());
+            log.info("master {} is a {}; the leader is {} at {}", masterId, config.standbyOnly ? "standby-only master" : "standby",
+                    now.getLeaderId().isEmpty() ? "(none)" : now.getLeaderId(), now.getAddress());
         }
     }
 
@@ -580,6 +584,7 @@ public final class SchedulerMaster implements AutoCloseable {
         private String advertisedHost;
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
+        private boolean standbyOnly;
 
         private Builder() {
         }
@@ -685,6 +690,22 @@ public final class SchedulerMaster implements AutoCloseable {
          */
         public Builder leaderLease(Duration lease) {
             this.leaderLease = positive(lease, "leaderLease");
+            return this;
+        }
+
+        /**
+         * Makes this master standby-only (default false): it never acquires the leadership lease,
+         * even when no master holds it, so it never dispatches or reaps. It still accepts
+         * submissions, cancels and queries, follows task events and completes result futures,
+         * and sends workers that connect to it on to the current leader (it reads who leads, by
+         * the Redis clock, every third of {@link #leaderLease(Duration)}). For an "API-only"
+         * master embedded in an application (a lab portal, a CLI, a test harness) beside
+         * dedicated masters that lead: it can never take leadership from them, and stopping or
+         * crashing it never causes a failover. Tasks submitted through it wait in the queue until
+         * some other master leads.
+         */
+        public Builder standbyOnly(boolean standbyOnly) {
+            this.standbyOnly = standbyOnly;
             return this;
         }
 

@@ -73,6 +73,13 @@ public final class PythonTaskExecutor implements TaskExecutor {
     public static final String PGID_DIRECTORY = "pgids";
     /** Suffix of a pgid file: {@code <taskId>-<epoch>.pgid}. */
     public static final String PGID_SUFFIX = ".pgid";
+    /**
+     * How the launcher's stderr line begins when it stopped a task itself because keepalives
+     * stopped ({@link Builder#keepaliveTimeout(Duration)}): {@value}. The worker treats such an
+     * attempt as fenced (its lease may lapse; it runs again), not as the script failing. A script
+     * that printed this itself would only turn its own failure into a retry.
+     */
+    public static final String KEEPALIVE_FENCE_LINE = "rls-launcher: no keepalive from the worker";
 
     private final String python;
     private final List<Path> scriptRoots;

@@ -414,6 +414,10 @@ public final class SchedulerWorker implements AutoCloseable {
     }
 
     private void output(Attempt attempt, LogStream stream, String text) {
+        if (stream == LogStream.LOG_STREAM_STDERR && text.startsWith(PythonTaskExecutor.KEEPALIVE_FENCE_LINE)) {
+            // The launcher stopped the task itself: keepalives stopped, so the lease may lapse.
+            attempt.setLauncherFenced();
+        }
         attempt.getMetrics().offer(text);
         try {
             attempt.getLogs().add(stream, text);
@@ -437,9 +441,13 @@ public final class SchedulerWorker implements AutoCloseable {
             attempt.getTimeout().cancel(false);
         }
         StopReason reason = result.getStopReason();
-        if (reason == StopReason.NONE && System.nanoTime() - attempt.getLastRenewNanos() > fenceAfter.toNanos()) {
-            // The lease went unrenewed too long (this JVM was frozen or starved); the launcher
-            // stopped the task on its own. That is fencing, not the script failing.
+        if (reason == StopReason.NONE && (attempt.isLauncherFenced()
+                || System.nanoTime() - attempt.getLastRenewNanos() > fenceAfter.toNanos())) {
+            // The lease went unrenewed too long (this JVM was frozen or starved, or Redis was
+            // unreachable); the launcher stopped the task on its own. That is fencing, not the
+            // script failing. The launcher's own line says so; the time since the last renewal
+            // alone is not enough: a renewal may succeed after the launcher gave up and before
+            // the exit is handled here (seen in the chaos run after a Redis restart).
             reason = StopReason.FENCED;
         }
         if (reason == StopReason.FENCED || reason == StopReason.SHUTDOWN) {

@@ -410,6 +410,8 @@ class Supervisor:
             if watch_keepalive:
                 silent = time.monotonic() - last_keepalive
                 if silent >= self.keepalive:
+                    # The worker recognises this message (PythonTaskExecutor.KEEPALIVE_FENCE_LINE,
+                    # with the "rls-launcher: " prefix): keep its beginning unchanged.
                     self.stop_reason = ("no keepalive from the worker for %.1f s: it cannot renew the "
                                         "task's lease, so the task stops before the lease can expire" % silent)
                     break

@@ -5,7 +5,8 @@
 -- KEYS: the 16 core keys (lib.lua), then
 --   KEYS[17] {ns}:leader  HASH  holder, epoch, deadline (ms), address (host:port)
 -- ARGV: [1] master id  [2] its RPC address  [3] lease ms  [4] events max length
---       [5] 'resign' to give the lease up (only if held), else ''
+--       [5] 'resign' to give the lease up (only if held), 'observe' to only report who holds it
+--           (writes nothing; self is always false: a standby-only master never leads), else ''
 -- Returns JSON: {r="OK", leader=<holder id or ''>, epoch, address, self=bool, deadline=ms}
 EVENTS_MAXLEN = tonumber(ARGV[4])
 local K_LEADER = KEYS[CORE_KEYS + 1]
@@ -14,6 +15,14 @@ local now_ms = now_parts()
 local holder = redis.call('HGET', K_LEADER, 'holder')
 local epoch = tonumber(redis.call('HGET', K_LEADER, 'epoch') or '0')
 local deadline = tonumber(redis.call('HGET', K_LEADER, 'deadline') or '0')
+
+if ARGV[5] == 'observe' then
+  if holder and holder ~= '' and deadline > now_ms then
+    return reply({r = 'OK', leader = holder, epoch = fmt(epoch), address = redis.call('HGET', K_LEADER, 'address') or '',
+                  self = false, deadline = deadline})
+  end
+  return reply({r = 'OK', leader = '', epoch = fmt(epoch), address = '', self = false, deadline = 0})
+end
 
 if ARGV[5] == 'resign' then
   if holder == me then

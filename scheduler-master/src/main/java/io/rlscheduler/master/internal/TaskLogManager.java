@@ -67,7 +67,10 @@ import org.slf4j.LoggerFactory;
  * epoch and attempt, the number of output lines after it gives the last sequence written, and an
  * {@code RLS_END} after it says the attempt already ended. A line cut short by a crash (no final
  * LF) is cut off: it was never acknowledged, so the worker resends it. A worker resending its
- * unacknowledged lines to the new master therefore adds nothing twice.
+ * unacknowledged lines to the new master therefore adds nothing twice. Masters may share the log
+ * directory (a standby that takes over carries the file on): before each operation on a task whose
+ * state is cached, the manager compares the file's size with what it last wrote or read, and reads
+ * the file again if another master changed it meanwhile.
  *
  * <h2>Threading</h2>
  * Every method returns at once and does no file I/O on the caller's thread, so Netty event loops
@@ -800,10 +803,38 @@ public final class TaskLogManager implements AutoCloseable {
                 st = new TaskLogState(taskId, pathOf(taskId));
                 states.put(taskId, st);
             }
+            if (!st.needsRecovery && changedOutside(st)) {
+                log.info("task {}: log file {} changed outside this master ({} bytes, expected {}): another master"
+                        + " sharing the directory wrote it; reading it again", taskId, st.path, sizeOf(st), st.length);
+                st.needsRecovery = true;
+            }
             if (st.needsRecovery) {
                 recover(st);
             }
             return st;
+        }
+
+        /**
+         * Whether the file is not as long as this manager last wrote or read it: another master
+         * sharing the log directory wrote to it meanwhile (this master lost the leadership and
+         * the new leader carried the log on). Every operation then starts from the file as it is,
+         * not from the cached state: a stale state would write lines twice, append lines of an
+         * older epoch after a newer attempt's marker, or end an attempt a second time. One fstat.
+         */
+        private boolean changedOutside(TaskLogState st) throws IOException {
+            return sizeOf(st) != st.length;
+        }
+
+        private long sizeOf(TaskLogState st) throws IOException {
+            if (st.writer != null) {
+                return st.writer.size();
+            }
+            try {
+                return Files.readAttributes(st.path, java.nio.file.attribute.BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS).size();
+            } catch (java.nio.file.NoSuchFileException e) {
+                return 0;
+            }
         }
 
         /**

@@ -27,6 +27,7 @@ public final class Attempt {
     private volatile ScheduledFuture<?> timeout;
     private volatile TaskStatusReport report;
     private volatile boolean ended;
+    private volatile boolean launcherFenced;
 
     public Attempt(ExecuteTask task, LogBuffer logs, MetricsCollector metrics, Path runDir) {
         this.task = task;
@@ -52,6 +53,9 @@ public final class Attempt {
     public TaskStatusReport getReport() { return report; }
     public void setReport(TaskStatusReport report) { this.report = report; }
     public boolean isEnded() { return ended; }
+    /** Whether the launcher said it stopped the attempt because keepalives (lease renewals) stopped. */
+    public boolean isLauncherFenced() { return launcherFenced; }
+    public void setLauncherFenced() { this.launcherFenced = true; }
     public void setEnded() { this.ended = true; }
 
     /** Records the first stop reason; returns whether this call set it. */

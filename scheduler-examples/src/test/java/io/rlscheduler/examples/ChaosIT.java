@@ -1,0 +1,28 @@
+package io.rlscheduler.examples;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The chaos run ({@code scripts/chaos.sh}, {@link ChaosRun}) in short: 12 tasks and 30 s of
+ * faults (workers killed and frozen, the leader master killed, Redis killed and restarted) on a
+ * fixed seed, about a minute in all. Its workdir (logs, marks, every process's output) stays in
+ * {@code target/chaos-it/} for a failure to be read.
+ */
+class ChaosIT {
+
+    static final long SEED = 20240601;
+
+    @Test
+    void shortChaosRunLosesNothingDuplicatesNothingAndNeverRunsATaskTwiceAtOnce() throws Exception {
+        Path work = Path.of("target", "chaos-it", "seed-" + SEED + "-" + System.currentTimeMillis()).toAbsolutePath();
+        ChaosRun.Report report = ChaosRun.run(new ChaosRun.Options().seed(SEED).tasks(12).durationS(30).budgetS(85)
+                .workdir(work).scripts(Cluster.REPO_SCRIPTS), System.out);
+        assertThat(report.getProblems()).as("problems found (workdir %s)", work).isEmpty();
+        assertThat(report.summary())
+                .isEqualTo("chaos: 12 tasks, 12 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping");
+        assertThat(report.isClean()).isTrue();
+    }
+}

@@ -1,0 +1,88 @@
+package io.rlscheduler.master.internal;
+
+import static io.rlscheduler.master.internal.LogFixtures.await;
+import static io.rlscheduler.master.internal.LogFixtures.fileLines;
+import static io.rlscheduler.master.internal.LogFixtures.lines;
+import static io.rlscheduler.master.internal.LogFixtures.texts;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two masters sharing one log directory, one after the other: a master that wrote part of a log,
+ * lost the leadership while another master carried the log on, and touches the task again (it
+ * leads again, or its watcher's "no report from the worker" timer fires) must work from the file
+ * as it is now, not from what it remembers. Found by the chaos run (scripts/chaos.sh): a former
+ * leader appended a second, stale {@code ##RLS_END complete=false} after the new leader's
+ * complete end.
+ */
+class TaskLogSharedDirectoryTest {
+
+    @TempDir
+    Path dir;
+
+    private TaskLogManager first;
+    private TaskLogManager second;
+
+    @BeforeEach
+    void start() {
+        first = new TaskLogManager(dir);
+        second = new TaskLogManager(dir);
+    }
+
+    @AfterEach
+    void stop() {
+        first.close();
+        second.close();
+    }
+
+    private List<String> body(String taskId) {
+        List<String> all = fileLines(dir.resolve(taskId + ".log"));
+        return all.subList(2, all.size());
+    }
+
+    @Test
+    void aFormerWriterDoesNotEndALogTheOtherMasterAlreadyEnded() {
+        await(first.open("t1", "tr", 7, 1));
+        await(first.append("t1", 7, lines(1, 3)));
+        // Leadership moves: the other master receives the rest and the worker's end report.
+        assertThat(await(second.append("t1", 7, lines(1, 5)))).isEqualTo(5);
+        second.complete("t1", 7, 5, "SUCCEEDED");
+        await(second.append("t1", 7, List.of()));
+        // The former leader's timer: no end report reached it, so it abandons the log.
+        first.abandon("t1", "SUCCEEDED", "no report from the worker within 6000 ms");
+        await(first.append("t1", 7, List.of()));
+
+        List<String> expected = new ArrayList<>(texts(1, 5));
+        expected.add("##RLS_END state=SUCCEEDED complete=true last=5");
+        assertThat(body("t1")).as("one end, the complete one").containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void aFormerWriterLeadingAgainWritesNoLineTwice() {
+        await(first.open("t1", "tr", 7, 1));
+        await(first.append("t1", 7, lines(1, 3)));
+        assertThat(await(second.append("t1", 7, lines(1, 5)))).isEqualTo(5);
+        // Leadership comes back; the worker resends from the last line the first master acknowledged.
+        assertThat(await(first.append("t1", 7, lines(4, 7)))).isEqualTo(7);
+        assertThat(body("t1")).containsExactlyElementsOf(texts(1, 7));
+    }
+
+    @Test
+    void aFormerWriterSeesANewAttemptTheOtherMasterStarted() {
+        await(first.open("t1", "tr", 7, 1));
+        await(first.append("t1", 7, lines(1, 3)));
+        await(second.open("t1", "tr", 9, 2));
+        await(second.append("t1", 9, lines(1, 2)));
+        assertThat(await(first.append("t1", 7, lines(4, 5)))).as("epoch 7 is stale now").isEqualTo(-1L);
+        assertThat(await(first.append("t1", 9, lines(1, 4)))).isEqualTo(4);
+        assertThat(fileLines(dir.resolve("t1.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
+                "line-1", "line-2", "line-3", "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2", "line-3", "line-4");
+    }
+}
