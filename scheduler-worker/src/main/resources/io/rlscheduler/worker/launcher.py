@@ -409,6 +409,11 @@ class Supervisor:
             timeout = 1.0
             if watch_keepalive:
                 silent = time.monotonic() - last_keepalive
+                if silent >= self.keepalive and self.keepalive_waiting():
+                    # This process was not scheduled for a while (a starved machine): keepalives
+                    # sent meanwhile are waiting in the pipe. They count; the read below drains them.
+                    silent = 0.0
+                    last_keepalive = time.monotonic()
                 if silent >= self.keepalive:
                     # The worker recognises this message (PythonTaskExecutor.KEEPALIVE_FENCE_LINE,
                     # with the "rls-launcher: " prefix): keep its beginning unchanged.
@@ -440,6 +445,14 @@ class Supervisor:
                 elif data:
                     # Each byte is a keepalive: the worker has just renewed the lease.
                     last_keepalive = time.monotonic()
+
+    def keepalive_waiting(self):
+        """Whether stdin has unread bytes (keepalives, or EOF, which the loop then handles)."""
+        try:
+            ready, _, _ = select.select([0], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return bool(ready)
 
     def wait_for_child(self):
         # After SIGKILL the child is gone or will be shortly; an unkillable one (stuck in
