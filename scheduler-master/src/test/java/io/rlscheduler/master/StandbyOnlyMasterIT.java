@@ -77,9 +77,8 @@ class StandbyOnlyMasterIT {
     void neverLeadsEvenWithoutALeaderButAcceptsSubmissionsThatTheLeaderLaterDispatches() throws Exception {
         try (SchedulerMaster api = master("api").standbyOnly(true).build().start()) {
             TaskHandle run = api.submit(TaskSpec.python("train.py").taskId("t-1").gpus(1).build());
-            // Many leases long, with nobody else around to lead.
-            Thread.sleep(10 * LEASE.toMillis());
-            assertThat(api.isLeader()).isFalse();
+            // Many leases long, with nobody else around to lead, it never takes the lease.
+            await().during(LEASE.multipliedBy(10)).atMost(LEASE.multipliedBy(12)).until(() -> !api.isLeader());
             assertThat(api.health().isLeader()).isFalse();
             assertThat(run.getRecord().getState()).isEqualTo(TaskState.QUEUED);
             assertThat(api.queueDepth()).isEqualTo(1);
@@ -105,8 +104,7 @@ class StandbyOnlyMasterIT {
                 assertThat(second.getTaskId()).isEqualTo("t-2");
             }
             // The leader resigned on close; the lease is free again, and still not taken.
-            Thread.sleep(5 * LEASE.toMillis());
-            assertThat(api.isLeader()).isFalse();
+            await().during(LEASE.multipliedBy(5)).atMost(LEASE.multipliedBy(7)).until(() -> !api.isLeader());
             try (SchedulerMaster next = master("m2").build().start()) {
                 assertThat(next.isLeader()).isTrue();
             }
