@@ -45,20 +45,14 @@ public final class DispatchLatency implements EndToEndBenchmark {
 
     @Override
     public List<Param> parameters() {
-        return List.of(
+        List<Param> own = List.of(
                 new Param("rate", "1000", "tasks submitted per second"),
                 new Param("duration", "20", "seconds measured"),
                 new Param("warmup", "5", "seconds per warm-up round at the same rate (not measured); rounds repeat, up to "
                         + Jit.MAX_WARMUP_ROUNDS + ", until the JIT uses under " + (int) (Jit.SETTLED_SHARE * 100)
                         + "% of a core"),
-                new Param("workers", "4", "in-process workers"),
-                new Param("slots", "64", "CPU slots per worker (each task takes 1)"),
-                new Param("dispatchBatch", "16", "master's assignments per worker per dispatch round (its default)"),
-                new Param("aof", "off", "persistence of the started Redis: off, everysec or always"),
-                new Param("workDir", System.getProperty("java.io.tmpdir"),
-                        "where the master's task logs and the workers' run directories go (a new directory, deleted after)"),
-                new Param("baselineSeconds", "5", "seconds of paced SET round trips for the baseline"),
-                new Param("redisProfile", "false", "sample per-script Redis time with SLOWLOG (slows Redis; diagnostic only)"));
+                new Param("baselineSeconds", "5", "seconds of paced SET round trips for the baseline"));
+        return java.util.stream.Stream.concat(own.stream(), LocalCluster.PARAMETERS.stream()).toList();
     }
 
     @Override
@@ -67,8 +61,7 @@ public final class DispatchLatency implements EndToEndBenchmark {
         int duration = p.getInt("duration", 1);
         int warmupSeconds = p.getInt("warmup", 0);
         NoopExecutor executor = new NoopExecutor();
-        LocalCluster.Settings settings = new LocalCluster.Settings(p.getInt("workers", 1), p.getInt("slots", 1), executor,
-                p.getInt("dispatchBatch", 1), p.get("aof"), java.nio.file.Path.of(p.get("workDir")));
+        LocalCluster.Settings settings = LocalCluster.Settings.from(p, executor);
         Map<String, Object> params = new LinkedHashMap<>(p.asMap());
         Stats latency;
         Stats baseline;

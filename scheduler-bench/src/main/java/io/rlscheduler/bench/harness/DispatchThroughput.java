@@ -49,20 +49,14 @@ public final class DispatchThroughput implements EndToEndBenchmark {
 
     @Override
     public List<Param> parameters() {
-        return List.of(
+        List<Param> own = List.of(
                 new Param("tasks", "50000", "tasks measured"),
                 new Param("warmup", "5000", "tasks per warm-up round (not measured); rounds repeat, up to "
                         + Jit.MAX_WARMUP_ROUNDS + ", until the JIT uses under " + (int) (Jit.SETTLED_SHARE * 100)
                         + "% of a core"),
-                new Param("workers", "4", "in-process workers"),
-                new Param("slots", "64", "CPU slots per worker (each task takes 1)"),
                 new Param("inflight", "2000", "most submissions (and baseline LPUSHes) awaiting their answer"),
-                new Param("dispatchBatch", "16", "master's assignments per worker per dispatch round (its default)"),
-                new Param("aof", "off", "persistence of the started Redis: off, everysec or always"),
-                new Param("workDir", System.getProperty("java.io.tmpdir"),
-                        "where the master's task logs and the workers' run directories go (a new directory, deleted after)"),
-                new Param("baselineConsumers", "4", "consumers of the Redis-list baseline"),
-                new Param("redisProfile", "false", "sample per-script Redis time with SLOWLOG (slows Redis; diagnostic only)"));
+                new Param("baselineConsumers", "4", "consumers of the Redis-list baseline"));
+        return java.util.stream.Stream.concat(own.stream(), LocalCluster.PARAMETERS.stream()).toList();
     }
 
     @Override
@@ -71,8 +65,7 @@ public final class DispatchThroughput implements EndToEndBenchmark {
         int warmup = p.getInt("warmup", 0);
         int inflight = p.getInt("inflight", 1);
         NoopExecutor executor = new NoopExecutor();
-        LocalCluster.Settings settings = new LocalCluster.Settings(p.getInt("workers", 1), p.getInt("slots", 1), executor,
-                p.getInt("dispatchBatch", 1), p.get("aof"), java.nio.file.Path.of(p.get("workDir")));
+        LocalCluster.Settings settings = LocalCluster.Settings.from(p, executor);
         Map<String, Object> params = new LinkedHashMap<>(p.asMap());
         double ours;
         double baseline;

@@ -44,7 +44,25 @@ public final class LocalCluster implements AutoCloseable {
     /** How to build the cluster. */
     public record Settings(int workers, int cpuSlotsPerWorker, TaskExecutor executor, int dispatchBatch, String aof,
                            Path workParent) {
+
+        /** Reads the cluster's shape from the parameters of {@link #PARAMETERS}. */
+        public static Settings from(BenchParams p, TaskExecutor executor) {
+            return new Settings(p.getInt("workers", 1), p.getInt("slots", 1), executor, p.getInt("dispatchBatch", 1),
+                    p.get("aof"), Path.of(p.get("workDir")));
+        }
     }
+
+    /** The parameters every benchmark on a local cluster takes, read by {@link Settings#from}. */
+    public static final List<EndToEndBenchmark.Param> PARAMETERS = List.of(
+            new EndToEndBenchmark.Param("workers", "4", "in-process workers"),
+            new EndToEndBenchmark.Param("slots", "64", "CPU slots per worker (each task takes 1)"),
+            new EndToEndBenchmark.Param("dispatchBatch", "16",
+                    "master's assignments per worker per dispatch round (its default)"),
+            new EndToEndBenchmark.Param("aof", "off", "persistence of the started Redis: off, everysec or always"),
+            new EndToEndBenchmark.Param("workDir", System.getProperty("java.io.tmpdir"),
+                    "where the master's task logs and the workers' run directories go (a new directory, deleted after)"),
+            new EndToEndBenchmark.Param("redisProfile", "false",
+                    "sample per-script Redis time with SLOWLOG (slows Redis; diagnostic only)"));
 
     private final TestRedis redis;
     private final RedisClient client;
