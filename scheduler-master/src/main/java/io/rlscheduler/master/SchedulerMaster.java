@@ -216,7 +216,7 @@ public final class SchedulerMaster implements AutoCloseable {
             if (before != null && before.isSelf() && System.nanoTime() - leadershipRenewedNanos > config.leaderLease.toNanos()) {
                 log.warn("master {} could not renew its leadership for {}: stepping down ({})", masterId,
                         config.leaderLease, e.toString());
-                stepDown(before);
+                stepDown();
             } else {
                 log.warn("leadership renewal of master {} failed: {}", masterId, e.toString());
             }
@@ -236,7 +236,7 @@ public final class SchedulerMaster implements AutoCloseable {
         }
     }
 
-    private void stepDown(LeaderStatus previous) {
+    private void stepDown() {
         leadership = null; // unknown until the next successful call; neither dispatch nor reap meanwhile
         closeWorkerConnections();
     }
