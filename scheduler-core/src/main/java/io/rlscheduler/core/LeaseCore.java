@@ -8,8 +8,10 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.rlscheduler.core.internal.Keys;
 import io.rlscheduler.core.internal.LuaScript;
+import io.rlscheduler.core.internal.ScriptBatcher;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -48,12 +50,23 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript WORKERS = LuaScript.load("workers");
     private static final LuaScript LEADER = LuaScript.load("leader");
 
+    /**
+     * The most submissions, acknowledgements or outcomes one script run carries when calls come
+     * faster than Redis answers (see {@link ScriptBatcher}); bounds how long one run holds Redis.
+     */
+    static final int WRITE_BATCH = 32;
+    /** Runs of one such script outstanding at once before further calls wait to be batched. */
+    static final int WRITE_RUNS_IN_FLIGHT = 2;
+
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisAsyncCommands<String, String> redis;
     private final CoreOptions options;
     private final Keys keys;
     private final String eventsMax;
+    private final ScriptBatcher<String[]> submits;
+    private final ScriptBatcher<String[]> acks;
+    private final ScriptBatcher<String[]> finishes;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -62,6 +75,9 @@ public final class LeaseCore implements AutoCloseable {
         this.connection = client.connect();
         this.redis = connection.async();
         this.eventsMax = Integer.toString(options.getEventStreamMaxLength());
+        this.submits = new ScriptBatcher<>("submit", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runSubmits, Replies::parse);
+        this.acks = new ScriptBatcher<>("ack", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runAcks, Replies::parse);
+        this.finishes = new ScriptBatcher<>("finish", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runFinishes, Replies::parse);
     }
 
     /**
@@ -114,21 +130,30 @@ public final class LeaseCore implements AutoCloseable {
         String selector = toJson(task.getSelector());
         int maxAttempts = task.getMaxAttempts() > 0 ? task.getMaxAttempts() : options.getMaxAttempts();
         int maxLosses = task.getMaxLeaseLosses() >= 0 ? task.getMaxLeaseLosses() : options.getMaxLeaseLosses();
-        return SUBMIT.run(redis, keys.coreAnd(keys.owner(task.getOwner())),
-                        task.getTaskId(), Integer.toString(task.getPriority()), Integer.toString(task.getGpus()),
-                        Integer.toString(task.getCpuSlots()), Long.toString(task.getMemoryBytes()), selector,
-                        task.getOwner(), task.getTraceId(), Integer.toString(maxAttempts), Integer.toString(maxLosses),
-                        task.getSpecJson(), eventsMax)
-                .thenCompose(reply -> {
-                    JsonNode r = Replies.parse(reply);
-                    boolean created = "OK".equals(r.get("r").asText());
-                    if (created) {
-                        return CompletableFuture.completedFuture(
-                                new SubmitResult(true, Replies.task(r.get("task"), task.getSpecJson())));
-                    }
-                    return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
-                            t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));
-                });
+        String[] call = {keys.owner(task.getOwner()), task.getTaskId(), Integer.toString(task.getPriority()),
+                Integer.toString(task.getGpus()), Integer.toString(task.getCpuSlots()), Long.toString(task.getMemoryBytes()),
+                selector, task.getOwner(), task.getTraceId(), Integer.toString(maxAttempts), Integer.toString(maxLosses),
+                task.getSpecJson()};
+        return submits.call(call).thenCompose(r -> {
+            if ("OK".equals(r.get("r").asText())) {
+                return CompletableFuture.completedFuture(new SubmitResult(true, Replies.task(r.get("task"), task.getSpecJson())));
+            }
+            return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
+                    t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));
+        });
+    }
+
+    /** One run of submit.lua: call[0] is the owner index key, call[1..11] the submission's arguments. */
+    private CompletableFuture<String> runSubmits(List<String[]> calls) {
+        String[] owners = new String[calls.size()];
+        List<String> args = new ArrayList<>(1 + 11 * calls.size());
+        args.add(eventsMax);
+        for (int i = 0; i < calls.size(); i++) {
+            String[] call = calls.get(i);
+            owners[i] = call[0];
+            args.addAll(Arrays.asList(call).subList(1, call.length));
+        }
+        return SUBMIT.run(redis, keys.coreAnd(owners), args.toArray(new String[0]));
     }
 
     /**
@@ -334,10 +359,13 @@ public final class LeaseCore implements AutoCloseable {
      * @return the result
      */
     public CompletableFuture<WriteResult> acknowledge(TaskLease lease, String workerId, String sessionId) {
-        return ACK.run(redis, keys.core(), lease.getTaskId(), Long.toString(lease.getEpoch()),
-                        Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
-                        Long.toString(options.getTaskLease().toMillis()), eventsMax)
-                .thenApply(reply -> Replies.write(Replies.parse(reply)));
+        return acks.call(new String[] {lease.getTaskId(), Long.toString(lease.getEpoch()),
+                        Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId")})
+                .thenApply(LeaseCore::writeAnswer);
+    }
+
+    private CompletableFuture<String> runAcks(List<String[]> calls) {
+        return ACK.run(redis, keys.core(), flatten(calls, Long.toString(options.getTaskLease().toMillis()), eventsMax));
     }
 
     /**
@@ -373,11 +401,39 @@ public final class LeaseCore implements AutoCloseable {
         if (metricsJson != null && !metricsJson.isEmpty()) {
             requireJsonObject(metricsJson, "metrics");
         }
-        return FINISH.run(redis, keys.core(), lease.getTaskId(), Long.toString(lease.getEpoch()),
+        return finishes.call(new String[] {lease.getTaskId(), Long.toString(lease.getEpoch()),
                         Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                         outcome.name(), exitCode == null ? "" : exitCode.toString(), error == null ? "" : error,
-                        metricsJson == null ? "" : metricsJson, eventsMax, runDir == null ? "" : runDir)
-                .thenApply(reply -> Replies.write(Replies.parse(reply)));
+                        metricsJson == null ? "" : metricsJson, runDir == null ? "" : runDir})
+                .thenApply(LeaseCore::writeAnswer);
+    }
+
+    private CompletableFuture<String> runFinishes(List<String[]> calls) {
+        return FINISH.run(redis, keys.core(), flatten(calls, eventsMax));
+    }
+
+    /** One batched write's answer; {@code r="ERROR"} is an argument the script refused. */
+    private static WriteResult writeAnswer(JsonNode r) {
+        if ("ERROR".equals(r.get("r").asText())) {
+            throw new IllegalArgumentException(r.path("error").asText());
+        }
+        return Replies.write(r);
+    }
+
+    /** The leading arguments followed by every call's arguments, in order. */
+    private static String[] flatten(List<String[]> calls, String... leading) {
+        int n = leading.length;
+        for (String[] c : calls) {
+            n += c.length;
+        }
+        String[] args = new String[n];
+        System.arraycopy(leading, 0, args, 0, leading.length);
+        int at = leading.length;
+        for (String[] c : calls) {
+            System.arraycopy(c, 0, args, at, c.length);
+            at += c.length;
+        }
+        return args;
     }
 
     /**

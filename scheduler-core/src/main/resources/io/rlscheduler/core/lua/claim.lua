@@ -25,6 +25,7 @@ local now_ms, now_us = now_parts()
 if not check_leader(KEYS[CORE_KEYS + 2], ARGV[8], ARGV[9], now_ms) then return reply({r = 'NOT_LEADER'}) end
 if w.liveness_deadline <= now_ms then return reply({r = 'NOT_LIVE'}) end
 
+local K_RES = res_key(id)
 local cpu, mem, gpus = free_capacity(w)
 local out = {r = 'OK', tasks = {}}
 local candidates = redis.call('ZRANGE', K_QUEUE, 0, scan_limit - 1)
@@ -55,13 +56,12 @@ for _, task_id in ipairs(candidates) do
       save_task(st)
       redis.call('ZREM', K_QUEUE, task_id)
       redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
-      w.tasks[task_id] = {e = st.epoch, g = st.gpu_ids, c = st.cpu, m = st.mem}
+      redis.call('HSET', K_RES, task_id, res_value(st))
       out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
                                    gpu_ids = st.gpu_ids, spec = redis.call('HGET', K_SPECS, task_id) or '{}'}
     end
   end
 end
-if #out.tasks > 0 then save_worker(w) end
 local answer = reply(out)
 redis.call('SET', K_REQUEST, answer, 'PX', request_ttl)
 return answer

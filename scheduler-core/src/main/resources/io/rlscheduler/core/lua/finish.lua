@@ -1,37 +1,49 @@
--- finish.lua: records how an attempt ended (SUCCEEDED, FAILED, CANCELLED or TIMED_OUT) and
--- releases its reservation, exactly once: fenced by epoch, and a replay of the same outcome
--- answers DUPLICATE without changing anything.
+-- finish.lua: records how attempts ended (SUCCEEDED, FAILED, CANCELLED or TIMED_OUT) and releases
+-- their reservations, each exactly once: fenced by epoch, and a replay of the same outcome answers
+-- DUPLICATE without changing anything. One call carries one or more outcomes (LeaseCore coalesces
+-- concurrent ones), each decided on its own exactly as if it came alone.
 -- KEYS: the 16 core keys (lib.lua)
--- ARGV: [1] task id  [2] epoch  [3] worker id  [4] session id  [5] final state
---       [6] exit code ('' when none)  [7] error message  [8] final metrics JSON ('' when none)
---       [9] events max length  [10] run directory on the worker ('' when unknown)
--- Returns JSON: {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
-EVENTS_MAXLEN = tonumber(ARGV[9])
-local final = ARGV[5]
-if not TERMINAL[final] then
-  return redis.error_reply('BAD_ARGUMENT final state must be terminal, was ' .. final)
-end
-local st = load_task(ARGV[1])
-local denied = check_owned(st, ARGV[2], ARGV[3], ARGV[4])
-if denied then return reply(denied) end
-if TERMINAL[st.state] then
-  local same = st.state == final
-  return reply({r = same and 'DUPLICATE' or 'WRONG_STATE', epoch = st.epoch, state = st.state})
-end
+-- ARGV: [1] events max length, then 9 per outcome:
+--       task id, epoch, worker id, session id, final state, exit code ('' when none),
+--       error message, final metrics JSON ('' when none), run directory on the worker ('' when unknown)
+-- Returns a JSON array, one answer per outcome in order:
+--   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
+--   or {r="ERROR", error} for an argument no caller of LeaseCore can send (a non-terminal state)
+EVENTS_MAXLEN = tonumber(ARGV[1])
 local now_ms = now_parts()
-release(st)
-local reason = final == 'SUCCEEDED' and 'exited with code 0' or (ARGV[7] ~= '' and ARGV[7] or final:lower())
-local err = transition(st, final, now_ms, reason, 'worker')
-if err then return err end
-if ARGV[6] ~= '' then
-  st.has_exit_code = true
-  st.exit_code = tonumber(ARGV[6])
+
+local function finish(task_id, epoch, worker, session, final, exit_code, error, metrics, run_dir)
+  if not TERMINAL[final] then
+    return {r = 'ERROR', error = 'BAD_ARGUMENT final state must be terminal, was ' .. final}
+  end
+  local st = load_task(task_id)
+  local denied = check_owned(st, epoch, worker, session)
+  if denied then return denied end
+  if TERMINAL[st.state] then
+    local same = st.state == final
+    return {r = same and 'DUPLICATE' or 'WRONG_STATE', epoch = st.epoch, state = st.state}
+  end
+  release(st)
+  local reason = final == 'SUCCEEDED' and 'exited with code 0' or (error ~= '' and error or final:lower())
+  local err = transition(st, final, now_ms, reason, 'worker')
+  if err then return {r = 'ERROR', error = err.err} end
+  if exit_code ~= '' then
+    st.has_exit_code = true
+    st.exit_code = tonumber(exit_code)
+  end
+  st.error = error
+  st.metrics = metrics
+  st.run_dir = run_dir
+  st.finished_at = now_ms
+  st.deadline = 0
+  redis.call('ZREM', K_DEADLINES, st.id)
+  save_task(st)
+  return {r = 'OK', epoch = st.epoch, state = st.state}
 end
-st.error = ARGV[7]
-st.metrics = ARGV[8]
-st.run_dir = ARGV[10] or ''
-st.finished_at = now_ms
-st.deadline = 0
-redis.call('ZREM', K_DEADLINES, st.id)
-save_task(st)
-return reply({r = 'OK', epoch = st.epoch, state = st.state})
+
+local out = {}
+for i = 2, #ARGV, 9 do
+  out[#out + 1] = finish(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6],
+                         ARGV[i + 7], ARGV[i + 8])
+end
+return reply(out)

@@ -38,13 +38,12 @@ for i = 6, #ARGV, 2 do
     out.revoked[#out.revoked + 1] = {task = task_id, epoch = epoch}
   end
 end
-local repaired = false
-for task_id, r in pairs(w.tasks) do
+local K_RES = res_key(id)
+for task_id, r in pairs(reservations(id)) do
   local st = seen[task_id]
   if st == nil then st = load_task(task_id) end
   if not (st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING')) then
-    w.tasks[task_id] = nil
-    repaired = true
+    redis.call('HDEL', K_RES, task_id)
     emit('worker', {worker = id, session = session, what = 'repaired', task = task_id, at = now_ms})
   end
 end

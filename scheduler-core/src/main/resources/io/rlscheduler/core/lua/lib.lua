@@ -114,12 +114,39 @@ local function split_ids(csv)
   return ids
 end
 
+-- A worker's reservations live in their own hash, {ns}:workers:res:<worker id>, task id ->
+-- "epoch|gpu ids|cpu slots|memory bytes" (the worker -> task key of the seed), so that taking or
+-- releasing one is a field write, not a rewrite of the worker record. The key is derived from
+-- KEYS[4]: it carries the same {ns} hash tag, so it lives in the same Cluster slot.
+local K_RES_PREFIX = K_WORKERS .. ':res:'
+
+local function res_key(worker_id)
+  return K_RES_PREFIX .. worker_id
+end
+
+local function res_value(st)
+  return st.epoch .. '|' .. st.gpu_ids .. '|' .. fmt(st.cpu) .. '|' .. fmt(st.mem)
+end
+
+local function parse_res(v)
+  local e, g, c, m = string.match(v, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  return {e = e, g = g, c = tonumber(c), m = tonumber(m)}
+end
+
+-- Every reservation of a worker: task id -> {e, g, c, m}.
+local function reservations(worker_id)
+  local all = redis.call('HGETALL', res_key(worker_id))
+  local out = {}
+  for i = 1, #all, 2 do out[all[i]] = parse_res(all[i + 1]) end
+  return out
+end
+
 -- Free capacity of a worker, derived from its total minus what its owned tasks reserve, so a
 -- reservation released twice cannot free anything twice.
-local function free_capacity(w)
+local function free_capacity(w, held)
   local used = {}
   local cpu, mem = w.cpu, w.mem
-  for _, r in pairs(w.tasks) do
+  for _, r in pairs(held or reservations(w.id)) do
     cpu = cpu - r.c
     mem = mem - r.m
     for _, g in ipairs(split_ids(r.g)) do used[g] = true end
@@ -132,14 +159,14 @@ local function free_capacity(w)
   return cpu, mem, gpus
 end
 
--- Drops the worker-side half of a task's ownership (the worker -> task key of the seed), if the
--- worker still holds that task at that epoch.
+-- Drops the worker-side half of a task's ownership, if the worker still holds that task at that
+-- epoch.
 local function release(st)
   if not st.worker or st.worker == '' then return end
-  local w = load_worker(st.worker)
-  if w and w.tasks[st.id] and w.tasks[st.id].e == st.epoch then
-    w.tasks[st.id] = nil
-    save_worker(w)
+  local k = res_key(st.worker)
+  local v = redis.call('HGET', k, st.id)
+  if v and parse_res(v).e == st.epoch then
+    redis.call('HDEL', k, st.id)
   end
 end
 

@@ -20,7 +20,7 @@ if w and w.session == session then
   return reply(out)
 end
 if w then
-  for task_id, r in pairs(w.tasks) do
+  for task_id, r in pairs(reservations(id)) do
     local st = load_task(task_id)
     if st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
       local to = requeue(st, now_ms, 'worker ' .. id .. ' restarted (new session ' .. session .. ')', true, 'register')
@@ -31,12 +31,14 @@ if w then
     end
   end
 end
+-- A new session starts without reservations: what the old one held was taken back above, and
+-- anything left over is stale.
+redis.call('DEL', res_key(id))
 w = {
   id = id, session = session, labels = cjson.decode(ARGV[3]),
   cpu = tonumber(ARGV[4]), mem = tonumber(ARGV[5]), gpus = ARGV[6],
-  tasks = {}, registered_at = now_ms, heartbeat_at = now_ms, liveness_deadline = deadline
+  registered_at = now_ms, heartbeat_at = now_ms, liveness_deadline = deadline
 }
--- cjson writes an empty table as an object; tasks is a map, so that is the right reading.
 save_worker(w)
 redis.call('ZADD', K_LIVENESS, deadline, id)
 emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})

@@ -12,7 +12,8 @@ for i = 1, #all, 2 do
   local w = cjson.decode(all[i + 1])
   local live = w.liveness_deadline > now_ms
   local held, lease_valid = {}, false
-  for task_id, r in pairs(w.tasks) do
+  local res = reservations(w.id)
+  for task_id, r in pairs(res) do
     held[#held + 1] = {id = task_id, epoch = r.e}
     local st = load_task(task_id)
     if st and st.epoch == r.e and st.deadline > now_ms then lease_valid = true end
@@ -21,7 +22,7 @@ for i = 1, #all, 2 do
   if live then state = (#held == 0) and 'IDLE' or 'RUNNING'
   elseif lease_valid then state = 'PENDING'
   else state = 'DOWN' end
-  local cpu, mem, gpus = free_capacity(w)
+  local cpu, mem, gpus = free_capacity(w, res)
   out.workers[#out.workers + 1] = {
     id = w.id, session = w.session, labels = w.labels, state = state,
     cpu = w.cpu, mem = w.mem, gpus = w.gpus, free_cpu = cpu, free_mem = mem,
