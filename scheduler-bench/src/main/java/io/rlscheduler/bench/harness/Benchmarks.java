@@ -10,7 +10,8 @@ public final class Benchmarks {
     public static final List<EndToEndBenchmark> ALL = List.of(
             new DispatchThroughput(),
             new DispatchLatency(),
-            new LogStream());
+            new LogStream(),
+            new Failover());
 
     private Benchmarks() {
     }
