@@ -33,6 +33,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -50,11 +51,13 @@ import java.util.stream.Stream;
  * ({@link BenchWorkerMain}: the default {@code PythonTaskExecutor}, with the launcher and its
  * keepalives), started with {@link JvmProcess}; short leases so that a run takes seconds. Each
  * run submits a fresh task ({@code failover_task.py}: marks its start, then prints a line every
- * 0.1 s), waits until it is RUNNING on some worker A and its script has started, kills A's JVM
- * with SIGKILL, and measures from just before the kill to the master's task listener receiving
- * the task's RUNNING event for attempt 2 on the other worker B. Then it cancels the task and
- * starts A again (same worker id and state directory), and waits until both workers are
- * connected before the next run.
+ * 0.1 s), waits until it is RUNNING on some worker A and its script has started, waits a random
+ * part of a heartbeat period, kills A's JVM with SIGKILL, and measures from just before the kill
+ * to the master's task listener receiving the task's RUNNING event for attempt 2 on the other
+ * worker B. Then it cancels the task, waits a random part of the reaper's period, starts A again
+ * (same worker id and state directory), and waits until both workers are connected before the
+ * next run. The two random waits sample the time since the last renewal and the reaper's phase
+ * evenly; without them the runs repeat nearly the same phases.
  *
  * <p>Checked for every run, else the benchmark fails: after the kill A's launcher and script
  * (the JVM's descendants, via /proc) die, and before B's attempt starts; the task is RUNNING
@@ -203,6 +206,7 @@ public final class Failover implements EndToEndBenchmark {
         private final Path marks;
         private final CoreOptions core;
         private final Duration killGrace;
+        private final Duration reapInterval;
         private final String workerHeap;
         private final TestRedis redis;
         private final RedisClient client;
@@ -220,6 +224,7 @@ public final class Failover implements EndToEndBenchmark {
             this.dir = dir;
             this.core = core;
             this.killGrace = killGrace;
+            this.reapInterval = reapInterval;
             this.workerHeap = workerHeap;
             Path scripts = Files.createDirectories(dir.resolve("scripts"));
             try (InputStream in = Failover.class.getResourceAsStream(SCRIPT)) {
@@ -324,6 +329,9 @@ public final class Failover implements EndToEndBenchmark {
                         + ") is not among the descendants of " + s.killed + "'s JVM: " + processes);
             }
 
+            // The kill at a random point of the heartbeat period, so that the lease left at the kill
+            // (the task lease minus the time since the last renewal) is sampled evenly.
+            Thread.sleep(ThreadLocalRandom.current().nextLong(core.getHeartbeatInterval().toMillis()));
             List<String> time = admin.time();
             long redisAtKill = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
             long killedAt = System.nanoTime();
@@ -384,6 +392,10 @@ public final class Failover implements EndToEndBenchmark {
             s.redisKillToRunningMs = running2.getAtMillis() - redisAtKill;
 
             a.close();
+            // The restarted worker's heartbeats (hence its lease deadlines) at a random phase of the
+            // reaper's period: its restart follows a reaper pass by a nearly constant time otherwise,
+            // and every later run would see about the same reaper delay.
+            Thread.sleep(ThreadLocalRandom.current().nextLong(reapInterval.toMillis()));
             workers.put(s.killed, startWorker(s.killed));
             workers.get(s.killed).awaitOutput(BenchWorkerMain.STARTED, START_TIMEOUT);
             awaitConnected(2);
