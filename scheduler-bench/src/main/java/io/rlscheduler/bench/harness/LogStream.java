@@ -49,9 +49,9 @@ import java.util.stream.Stream;
  * harness polls the size of the master's {@code <taskId>.log} every millisecond and afterwards
  * finds when it first reached the end of the last line; the follower notes when it got the last
  * line. Rates: {@code lines} / (that time − the script's first-line time), for the file and for
- * the follower. The value is the slower of the two (the follower's, since it is fed after the
- * write; the file's rate is in params). Python's {@code time.time()} and Java's {@link Instant}
- * read the same wall clock.
+ * the follower. The value is the slower of the two, both in params (the follower is fed after the
+ * write, so they differ by about the polling's millisecond). Python's {@code time.time()} and
+ * Java's {@link Instant} read the same wall clock.
  *
  * <p>Zero lines lost: the log file must be exactly the header, one attempt marker, lines 1..N
  * each exactly as printed, and {@code ##RLS_END state=SUCCEEDED complete=true last=N}; the
@@ -400,10 +400,6 @@ public final class LogStream implements EndToEndBenchmark {
             return length;
         }
 
-        String line(long i) {
-            return String.format(Locale.ROOT, "%010d ", i) + doubled.substring((int) (i % 36), (int) (i % 36) + length - 11);
-        }
-
         boolean matches(long i, String text) {
             if (text.length() != length || text.charAt(10) != ' ') {
                 return false;
@@ -580,7 +576,6 @@ public final class LogStream implements EndToEndBenchmark {
     }
 
     /** CpuUsage names its unit "task"; here it is a line. */
-    @SuppressWarnings("unchecked")
     private static Map<String, Object> perLine(Map<String, Object> cpu) {
         Map<String, Object> out = new LinkedHashMap<>();
         cpu.forEach((k, v) -> out.put(k.replace("per_task", "per_line"), v));
