@@ -111,7 +111,11 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
-    private static String configure(TestRedis redis, RedisCommands<String, String> admin, String aof) {
+    /**
+     * Sets the persistence of a started server ({@code aof}: off, everysec or always; an external
+     * server is left alone) and returns a description of the server and its settings.
+     */
+    static String configure(TestRedis redis, RedisCommands<String, String> admin, String aof) {
         if (!redis.isExternal()) {
             switch (aof) {
                 case "off" -> admin.configSet("appendonly", "no");
@@ -173,6 +177,11 @@ public final class LocalCluster implements AutoCloseable {
         return workers;
     }
 
+    /** Returns the master's task log directory ({@code <taskId>.log} files). */
+    public Path logDirectory() {
+        return workDir.resolve("logs");
+    }
+
     /** Returns the lease-core settings of master and workers (namespace, leases). */
     public CoreOptions coreOptions() {
         return coreOptions;
@@ -219,9 +228,13 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     private void deleteNamespace() {
-        RedisCommands<String, String> admin = connection.sync();
+        deleteNamespace(connection.sync(), coreOptions.getNamespace());
+    }
+
+    /** Deletes every key of a namespace (on an external server, which outlives the benchmark). */
+    static void deleteNamespace(RedisCommands<String, String> admin, String namespace) {
         io.lettuce.core.ScanCursor cursor = io.lettuce.core.ScanCursor.INITIAL;
-        io.lettuce.core.ScanArgs match = io.lettuce.core.ScanArgs.Builder.matches("*" + coreOptions.getNamespace() + "*").limit(1000);
+        io.lettuce.core.ScanArgs match = io.lettuce.core.ScanArgs.Builder.matches("*" + namespace + "*").limit(1000);
         do {
             io.lettuce.core.KeyScanCursor<String> page = admin.scan(cursor, match);
             if (!page.getKeys().isEmpty()) {
