@@ -9,7 +9,8 @@ public final class Benchmarks {
     /** Every end-to-end benchmark. Add a new one here. */
     public static final List<EndToEndBenchmark> ALL = List.of(
             new DispatchThroughput(),
-            new DispatchLatency());
+            new DispatchLatency(),
+            new Heartbeats());
 
     private Benchmarks() {
     }
