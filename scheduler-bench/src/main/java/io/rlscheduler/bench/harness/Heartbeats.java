@@ -1,6 +1,7 @@
 package io.rlscheduler.bench.harness;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.rlscheduler.core.CoreOptions;
@@ -40,11 +41,16 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Run.</b> All workers connect (at most {@code connectConcurrency} handshakes at a time),
  * then {@code warmup} seconds of heartbeats unmeasured, then {@code duration} seconds measured.
- * Every {@code checkEvery} seconds from the end of the connecting until the end of the measurement
- * (and once more at its end), {@link LeaseCore#listWorkers} (the read-only {@code workers} script,
- * states by the Redis clock) must show every worker IDLE; any worker ever seen otherwise is
- * counted. Between those checks, each renewal's answer shows exactly whether the worker's liveness
- * had lapsed since the previous one ({@link SimulatedWorkers}).
+ * Right after the connecting, then every {@code checkEvery} seconds until the end of the
+ * measurement and once more at its end, {@link LeaseCore#listWorkers} (the read-only
+ * {@code workers} script, states by the Redis clock) must show every worker IDLE; any worker seen
+ * otherwise is counted. Between those checks, each renewal's answer shows exactly whether the
+ * worker's liveness had lapsed since the previous one ({@link SimulatedWorkers}). Both are counted
+ * apart for the measurement and for what came before it (connecting and warm-up, when thousands of
+ * registrations and handshakes, and the dispatch rounds each handshake triggers in the master,
+ * load Redis far more than the steady state does). The harness's Redis clients wait up to
+ * {@link #REDIS_TIMEOUT} for an answer (a real worker waits 30 s for its registration), so a
+ * saturated Redis shows as slow renewals and lapsed leases, not as a failed start.
  *
  * <p><b>Figures</b> (over the measured window): the value, heartbeats handled per second
  * (acknowledgements received in the window / its length); the handling time of each heartbeat sent
@@ -62,9 +68,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Goal</b> (from the issue): all workers stay IDLE (none falsely PENDING or DOWN), the
  * master under one core and under 1 GiB of heap; recorded as {@code goal_met}. <b>Correctness</b>
- * (the run fails, after printing every figure, if not): no worker ever seen other than IDLE or with
- * a lapsed lease, every heartbeat sent acknowledged (none lost, none unexpected), every renewal
- * answered OK, no connection lost, the master alive at the end.
+ * (the run fails, after printing every figure, if not): during the measurement no worker seen
+ * other than IDLE or with a lapsed lease, no state check without an answer; in the whole run every
+ * heartbeat sent acknowledged (none lost, none unexpected), every renewal answered OK, no
+ * connection lost, the master alive at the end. Workers seen other than IDLE before the
+ * measurement are reported ({@code before_measurement}) and printed, but do not fail the run.
  */
 public final class Heartbeats implements EndToEndBenchmark {
 
@@ -72,6 +80,9 @@ public final class Heartbeats implements EndToEndBenchmark {
     static final String MASTER_MAX_HEAP = "1g";
 
     private static final double MIB = 1 << 20;
+
+    /** Command timeout of the harness's and the workers' Redis clients. */
+    private static final Duration REDIS_TIMEOUT = Duration.ofSeconds(30);
 
     @Override
     public String name() {
@@ -114,7 +125,7 @@ public final class Heartbeats implements EndToEndBenchmark {
         Path workDir = Files.createTempDirectory("rls-bench-heartbeats-");
         boolean failed = true;
         try (TestRedis redis = TestRedis.fromEnvironment()) {
-            RedisClient client = RedisClient.create(redis.getUri());
+            RedisClient client = RedisClient.create(redisUri(redis));
             try (StatefulRedisConnection<String, String> connection = client.connect();
                  LeaseCore observer = LeaseCore.create(client, core)) {
                 RedisCommands<String, String> admin = connection.sync();
@@ -164,10 +175,23 @@ public final class Heartbeats implements EndToEndBenchmark {
             long windowHeartbeats = (long) Math.ceil(offered * (duration + 1));
             SimulatedWorkers.Settings settings = new SimulatedWorkers.Settings(workers, p.getInt("clientThreads", 1),
                     p.getInt("redisConnections", 1), p.getInt("connectConcurrency", 1), "hb-worker-");
-            try (SimulatedWorkers sim = new SimulatedWorkers(settings, redis.getUri(), core, master.address(), secret,
+            try (SimulatedWorkers sim = new SimulatedWorkers(settings, redisUri(redis), core, master.address(), secret,
                     windowHeartbeats)) {
                 long connectStart = System.nanoTime();
-                sim.connectAll(Duration.ofSeconds(60 + workers / 100));
+                long masterCpuAtConnect = master.cpuNanos();
+                try {
+                    sim.connectAll(Duration.ofSeconds(30 + workers / 200));
+                } catch (IllegalStateException e) {
+                    double s = (System.nanoTime() - connectStart) / 1e9;
+                    List<MasterProcess.Sample> samples = master.samples();
+                    System.out.printf(Locale.ROOT, "# connecting failed after %.1f s with %,d of %,d connected; meanwhile the"
+                                    + " master used %.2f cores, its heap last peaked at %.0f MiB; Redis: %s%n", s,
+                            sim.counts().connected(), workers, (master.cpuNanos() - masterCpuAtConnect) / 1e9 / s,
+                            samples.isEmpty() ? 0 : samples.get(samples.size() - 1).peak() / MIB, redisMemory(admin));
+                    System.out.println("# the master's warnings: " + master.problems());
+                    System.out.println("# the workers' first problems: " + sim.problems());
+                    throw e;
+                }
                 double connectSeconds = (System.nanoTime() - connectStart) / 1e9;
                 System.out.printf(Locale.ROOT, "# %,d workers registered and connected in %.1f s%n", workers, connectSeconds);
                 StateChecks states = new StateChecks(observer, workers, "hb-worker-");
@@ -182,11 +206,13 @@ public final class Heartbeats implements EndToEndBenchmark {
                 Map<String, RedisStats.Usage> redisBefore = RedisStats.commandStats(admin);
                 double redisCpuBefore = CpuUsage.redisCpuSeconds(admin);
                 long benchCpuBefore = processCpuNanos();
+                Map<String, Long> clientThreadsBefore = ProcStat.threadCpuNanos(ProcessHandle.current().pid());
                 Map<String, Long> threadsBefore = master.threadCpuNanos();
                 long masterCpuBefore = master.cpuNanos();
                 long windowStartMillis = System.currentTimeMillis();
                 String loadBefore = Machine.loadAverage();
                 sim.openWindow();
+                states.measuring = true;
                 long windowStart = System.nanoTime();
                 System.out.println("# measurement starts at " + java.time.LocalTime.now() + ", load average " + loadBefore);
                 runUntil(windowStart + TimeUnit.SECONDS.toNanos(duration), checkEvery, states, progress, "measuring");
@@ -195,6 +221,7 @@ public final class Heartbeats implements EndToEndBenchmark {
                 long masterCpu = master.cpuNanos() - masterCpuBefore;
                 Map<String, Long> threadsAfter = master.threadCpuNanos();
                 long benchCpu = processCpuNanos() - benchCpuBefore;
+                Map<String, Long> clientThreadsAfter = ProcStat.threadCpuNanos(ProcessHandle.current().pid());
                 double redisCpu = CpuUsage.redisCpuSeconds(admin) - redisCpuBefore;
                 long windowEndMillis = System.currentTimeMillis();
                 SimulatedWorkers.Counts window = sim.counts();
@@ -236,10 +263,17 @@ public final class Heartbeats implements EndToEndBenchmark {
                 masterFigures.put("warnings_logged", masterProblems.size());
                 params.put("master", masterFigures);
                 params.put("falsely_pending_or_down", states.notIdle.size());
-                params.put("not_idle_by_state", states.byState());
-                params.put("liveness_lapses", end.lapsedWorkers());
-                params.put("longest_lapse_ms", end.longestLapseMillis());
+                params.put("not_idle_by_state", StateChecks.byState(states.notIdle));
+                params.put("liveness_lapses", end.lapsedInWindow());
+                params.put("longest_lapse_ms", end.longestLapseInWindowMillis());
+                Map<String, Object> before = new LinkedHashMap<>();
+                before.put("falsely_pending_or_down", states.notIdleBefore.size());
+                before.put("not_idle_by_state", StateChecks.byState(states.notIdleBefore));
+                before.put("liveness_lapses_whole_run", end.lapsedWorkers());
+                before.put("longest_lapse_ms_whole_run", end.longestLapseMillis());
+                params.put("before_measurement", before);
                 params.put("state_checks", states.checks);
+                params.put("state_checks_failed", states.failed);
                 params.put("state_check_max_ms", Stats.round1(states.maxCheckNanos / 1e6));
                 params.put("workers_missing_max", states.maxMissing);
                 params.put("heartbeats_sent", end.sent());
@@ -250,9 +284,12 @@ public final class Heartbeats implements EndToEndBenchmark {
                 params.put("disconnects", end.disconnects());
                 params.put("connect_s", Stats.round1(connectSeconds));
                 params.put("clients_jvm_cores", Stats.round3(benchCpu / (double) windowNanos));
+                params.put("clients_jvm_cores_by_thread", coresByThread(clientThreadsBefore, clientThreadsAfter, windowNanos));
                 params.put("redis_cores", Stats.round3(redisCpu / seconds));
                 params.put("redis_commands_per_heartbeat", redisCommands);
-                boolean allIdle = states.notIdle.isEmpty() && end.lapsedWorkers() == 0 && states.maxMissing == 0;
+                params.put("redis_memory_after", redisMemory(admin));
+                boolean allIdle = states.notIdle.isEmpty() && end.lapsedInWindow() == 0 && states.maxMissing == 0
+                        && states.failed == 0;
                 boolean goalMet = allIdle && masterCores < 1.0 && heap.peakWholeRun < (1L << 30) && masterAlive;
                 params.put("goal", "all workers IDLE throughout; master < 1 core and < 1 GiB heap");
                 params.put("goal_met", goalMet);
@@ -269,12 +306,21 @@ public final class Heartbeats implements EndToEndBenchmark {
                                 + " taking %d ms; Redis %.2f cores; clients' JVM %.2f cores%n", masterCores, heap.peak / MIB,
                         heap.afterGc / MIB, heap.gcs, heap.gcMillis, redisCpu / seconds, benchCpu / (double) windowNanos);
                 System.out.println("# master CPU by thread (cores): " + masterFigures.get("cpu_cores_by_thread"));
+                System.out.println("# clients' JVM CPU by thread (cores): " + params.get("clients_jvm_cores_by_thread"));
+                System.out.println("# Redis after the measurement: " + params.get("redis_memory_after"));
                 RedisStats.print("Redis commands during the measurement (INFO commandstats), per heartbeat handled",
                         redisCommands);
-                System.out.printf(Locale.ROOT, "# workers ever seen other than IDLE: %d %s in %d checks; liveness lapses: %d"
-                                + " (longest %d ms); lost %d, unexpected %d, renewal failures %d, disconnects %d%n",
-                        states.notIdle.size(), states.byState(), states.checks, end.lapsedWorkers(), end.longestLapseMillis(),
-                        end.unanswered(), end.unexpected(), end.renewalFailures(), end.disconnects());
+                System.out.printf(Locale.ROOT, "# during the measurement: workers seen other than IDLE %d %s, liveness lapses"
+                                + " %d (longest %d ms); %d checks in all; lost %d, unexpected %d, renewal failures %d,"
+                                + " disconnects %d%n", states.notIdle.size(), StateChecks.byState(states.notIdle),
+                        end.lapsedInWindow(), end.longestLapseInWindowMillis(), states.checks, end.unanswered(),
+                        end.unexpected(), end.renewalFailures(), end.disconnects());
+                if (!states.notIdleBefore.isEmpty() || end.lapsedWorkers() > end.lapsedInWindow()) {
+                    System.out.printf(Locale.ROOT, "# before the measurement (connecting, warm-up): %d workers seen other than"
+                                    + " IDLE %s; in the whole run %d liveness lapses (longest %d ms)%n",
+                            states.notIdleBefore.size(), StateChecks.byState(states.notIdleBefore), end.lapsedWorkers(),
+                            end.longestLapseMillis());
+                }
                 if (!masterProblems.isEmpty()) {
                     System.out.println("# the master logged " + masterProblems.size() + " warnings, the first: "
                             + masterProblems.subList(0, Math.min(5, masterProblems.size())));
@@ -298,12 +344,16 @@ public final class Heartbeats implements EndToEndBenchmark {
                                SimulatedWorkers sim, boolean masterAlive, MasterProcess master) {
         List<String> problems = new ArrayList<>();
         if (!states.notIdle.isEmpty()) {
-            problems.add(states.notIdle.size() + " workers seen other than IDLE " + states.byState() + ", e.g. "
+            problems.add(states.notIdle.size() + " workers seen other than IDLE " + StateChecks.byState(states.notIdle) + ", e.g. "
                     + states.notIdle.entrySet().stream().limit(5).toList());
         }
-        if (end.lapsedWorkers() > 0) {
-            problems.add(end.lapsedWorkers() + " workers' liveness lease lapsed (longest " + end.longestLapseMillis()
-                    + " ms), e.g. " + sim.lapsedWorkers().stream().limit(5).toList());
+        if (end.lapsedInWindow() > 0) {
+            problems.add(end.lapsedInWindow() + " workers' liveness lease lapsed (longest " + end.longestLapseInWindowMillis()
+                    + " ms), e.g. " + sim.lapsedWorkers(true).stream().limit(5).toList());
+        }
+        if (states.failed > 0) {
+            problems.add(states.failed + " of " + (states.checks + states.failed) + " state checks failed (Redis did not answer"
+                    + " within " + REDIS_TIMEOUT.toSeconds() + " s)");
         }
         if (states.maxMissing > 0) {
             problems.add("up to " + states.maxMissing + " workers missing from the workers list");
@@ -348,6 +398,30 @@ public final class Heartbeats implements EndToEndBenchmark {
             progress.print(phase, states);
             next += TimeUnit.SECONDS.toNanos(everySeconds);
         }
+    }
+
+    /**
+     * The URI of the harness's and the simulated workers' Redis clients: the server's, with a command
+     * timeout of {@link #REDIS_TIMEOUT} (as long as a real worker waits for its registration) instead
+     * of the testkit's 10 s, so that a saturated Redis shows as slow renewals in the figures rather
+     * than as a failed start.
+     */
+    private static RedisURI redisUri(TestRedis redis) {
+        RedisURI uri = redis.getUri();
+        uri.setTimeout(REDIS_TIMEOUT);
+        return uri;
+    }
+
+    /** Returns Redis's key count and memory: how much the run left in it. */
+    private static Map<String, Object> redisMemory(RedisCommands<String, String> admin) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("keys", admin.dbsize());
+        for (String line : admin.info("memory").split("\r?\n")) {
+            if (line.startsWith("used_memory:")) {
+                out.put("used_memory_mib", Stats.round1(Long.parseLong(line.substring(line.indexOf(':') + 1).trim()) / MIB));
+            }
+        }
+        return out;
     }
 
     private static void requireOpenFiles(String who, long limit, int workers) {
@@ -435,9 +509,14 @@ public final class Heartbeats implements EndToEndBenchmark {
         private final LeaseCore observer;
         private final int expected;
         private final String prefix;
-        /** Worker id → the first state other than IDLE it was seen in. */
+        /** Worker id → the first state other than IDLE it was seen in, by the checks since {@link #measuring}. */
         final Map<String, WorkerState> notIdle = new LinkedHashMap<>();
+        /** The same, by the checks before the measurement (right after connecting, during the warm-up). */
+        final Map<String, WorkerState> notIdleBefore = new LinkedHashMap<>();
+        /** Whether the measurement has begun. */
+        boolean measuring;
         int checks;
+        int failed;
         int maxMissing;
         long maxCheckNanos;
 
@@ -447,10 +526,18 @@ public final class Heartbeats implements EndToEndBenchmark {
             this.prefix = prefix;
         }
 
-        void check() throws Exception {
+        void check() throws InterruptedException {
             long began = System.nanoTime();
-            List<WorkerInfo> all = observer.listWorkers().get(30, TimeUnit.SECONDS);
-            maxCheckNanos = Math.max(maxCheckNanos, System.nanoTime() - began);
+            List<WorkerInfo> all;
+            try {
+                all = observer.listWorkers().get(REDIS_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                failed++;
+                System.out.println("# a state check failed: " + e);
+                return;
+            } finally {
+                maxCheckNanos = Math.max(maxCheckNanos, System.nanoTime() - began);
+            }
             int seen = 0;
             for (WorkerInfo w : all) {
                 if (!w.getWorkerId().startsWith(prefix)) {
@@ -458,16 +545,16 @@ public final class Heartbeats implements EndToEndBenchmark {
                 }
                 seen++;
                 if (w.getState() != WorkerState.IDLE) {
-                    notIdle.putIfAbsent(w.getWorkerId(), w.getState());
+                    (measuring ? notIdle : notIdleBefore).putIfAbsent(w.getWorkerId(), w.getState());
                 }
             }
             maxMissing = Math.max(maxMissing, expected - seen);
             checks++;
         }
 
-        Map<String, Integer> byState() {
+        static Map<String, Integer> byState(Map<String, WorkerState> seen) {
             Map<WorkerState, Integer> counts = new EnumMap<>(WorkerState.class);
-            notIdle.values().forEach(s -> counts.merge(s, 1, Integer::sum));
+            seen.values().forEach(s -> counts.merge(s, 1, Integer::sum));
             Map<String, Integer> out = new LinkedHashMap<>();
             counts.forEach((s, n) -> out.put(s.name(), n));
             return out;
@@ -500,10 +587,11 @@ public final class Heartbeats implements EndToEndBenchmark {
             String heap = samples.isEmpty() ? "-" : String.format(Locale.ROOT, "%.0f MiB",
                     samples.get(samples.size() - 1).peak() / MIB);
             System.out.printf(Locale.ROOT, "# %s: %,.0f acks/s, %,.0f renewals/s, master %.2f cores, heap %s;"
-                            + " connected %,d, unanswered %,d, not IDLE so far %d, lapses %d, problems %d%n", phase,
+                            + " connected %,d, unanswered %,d, seen not IDLE %d, lapses %d (before the measurement %d, %d),"
+                            + " problems %d%n", phase,
                     (c.acked() - lastAcked) / seconds, (c.renewed() - lastRenewed) / seconds,
                     (cpu - lastMasterCpu) / 1e9 / seconds, heap, c.connected(), c.unanswered(), states.notIdle.size(),
-                    c.lapsedWorkers(), c.problems());
+                    c.lapsedInWindow(), states.notIdleBefore.size(), c.lapsedWorkers() - c.lapsedInWindow(), c.problems());
             lastNanos = now;
             lastAcked = c.acked();
             lastRenewed = c.renewed();

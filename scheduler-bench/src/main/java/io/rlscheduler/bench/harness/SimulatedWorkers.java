@@ -92,7 +92,8 @@ final class SimulatedWorkers implements AutoCloseable {
     /** Counts so far. "In window" counts only what happened while the measurement window was open. */
     record Counts(int connected, long sent, long acked, long sentInWindow, long ackedInWindow, long renewed,
                   long renewedInWindow, long renewalFailures, long renewalsInFlight, long unexpected, long disconnects,
-                  long overdue, int lapsedWorkers, long longestLapseMillis, long problems) {
+                  long overdue, int lapsedWorkers, long longestLapseMillis, int lapsedInWindow,
+                  long longestLapseInWindowMillis, long problems) {
 
         /** Returns the heartbeats sent and not (yet) acknowledged. */
         long unanswered() {
@@ -142,6 +143,8 @@ final class SimulatedWorkers implements AutoCloseable {
     private final LongAdder overdue = new LongAdder();
     private final Set<String> lapsed = ConcurrentHashMap.newKeySet();
     private final AtomicLong longestLapseMillis = new AtomicLong();
+    private final Set<String> lapsedInWindow = ConcurrentHashMap.newKeySet();
+    private final AtomicLong longestLapseInWindowMillis = new AtomicLong();
     private final AtomicLong problemCount = new AtomicLong();
     private final List<String> problems = new ArrayList<>(); // the first MAX_PROBLEMS_KEPT; guarded by itself
     private final AtomicInteger connected = new AtomicInteger();
@@ -288,7 +291,8 @@ final class SimulatedWorkers implements AutoCloseable {
     Counts counts() {
         return new Counts(connected.get(), sent.sum(), acked.sum(), sentInWindow.sum(), ackedInWindow.sum(), renewed.sum(),
                 renewedInWindow.sum(), renewalFailures.sum(), renewalsInFlight.get(), unexpected.sum(), disconnects.sum(),
-                overdue.sum(), lapsed.size(), longestLapseMillis.get(), problemCount.get());
+                overdue.sum(), lapsed.size(), longestLapseMillis.get(), lapsedInWindow.size(),
+                longestLapseInWindowMillis.get(), problemCount.get());
     }
 
     /** Returns the handling times (heartbeat written → acknowledgement read) of heartbeats sent in the window. */
@@ -306,9 +310,12 @@ final class SimulatedWorkers implements AutoCloseable {
         return lateness;
     }
 
-    /** Returns the ids of the workers whose liveness lease lapsed between two renewals. */
-    Set<String> lapsedWorkers() {
-        return Set.copyOf(lapsed);
+    /**
+     * Returns the ids of the workers whose liveness lease lapsed between two renewals: at any time,
+     * or (when {@code inWindow}) noticed by a renewal started in the measurement window.
+     */
+    Set<String> lapsedWorkers(boolean inWindow) {
+        return Set.copyOf(inWindow ? lapsedInWindow : lapsed);
     }
 
     /** Returns the first problems seen (unexpected messages, failed renewals, disconnects). */
@@ -446,16 +453,20 @@ final class SimulatedWorkers implements AutoCloseable {
                     renewedInWindow.increment();
                     renewal.add(end - startNanos);
                 }
-                liveUntil(result.getLivenessDeadlineMillis());
+                liveUntil(result.getLivenessDeadlineMillis(), measured);
             });
         }
 
         /** Notes a renewal's new deadline; a renewal at or after the previous deadline means a lapse. */
-        private synchronized void liveUntil(long deadline) {
+        private synchronized void liveUntil(long deadline, boolean measured) {
             long renewedAt = deadline - livenessMillis; // the Redis clock at the renewal
             if (liveUntil > 0 && renewedAt >= liveUntil) {
                 lapsed.add(workerId);
                 longestLapseMillis.accumulateAndGet(renewedAt - liveUntil, Math::max);
+                if (measured) {
+                    lapsedInWindow.add(workerId);
+                    longestLapseInWindowMillis.accumulateAndGet(renewedAt - liveUntil, Math::max);
+                }
             }
             liveUntil = Math.max(liveUntil, deadline);
         }
