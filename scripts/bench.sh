@@ -5,13 +5,15 @@
 #
 # usage: scripts/bench.sh [name...]       all benchmarks when no name is given
 #
-#   end-to-end (io.rlscheduler.bench.BenchMain):  dispatch-throughput dispatch-latency
+#   end-to-end (io.rlscheduler.bench.BenchMain):  dispatch-throughput dispatch-latency heartbeats
+#     (heartbeats: 10,000 simulated workers on one master in its own JVM; needs ~11,000 open files per JVM)
 #   JMH micro-benchmarks, converted to the same shape:
 #     codec          CodecBenchmark: our frame codec vs Netty's stock protobuf codec (heartbeat payload)
 #     lease-scripts  LeaseScriptBenchmark: a one-task claim vs a plain SET round trip
 #
 # Environment:
-#   BENCH_PARAMS     extra BenchMain options, e.g. "-p dispatch-throughput.tasks=5000 -p dispatch-latency.duration=5"
+#   BENCH_PARAMS     extra BenchMain options, e.g. "-p dispatch-throughput.tasks=5000 -p dispatch-latency.duration=5
+#                    -p heartbeats.workers=500 -p heartbeats.duration=10"
 #   BENCH_JMH_OPTS   JMH run settings (default "-f 1 -wi 2 -w 2s -i 3 -r 2s": shorter than the annotations'
 #                    3 x 2 s warmup + 5 x 2 s measurement, to keep the whole run under 10 minutes on 2 cores)
 #   BENCH_JAVA_OPTS  JVM options of BenchMain (default "-Xms1g -Xmx2g")
