@@ -5,16 +5,18 @@
 #
 # usage: scripts/bench.sh [name...]       all benchmarks when no name is given
 #
-#   end-to-end (io.rlscheduler.bench.BenchMain):  dispatch-throughput dispatch-latency
+#   end-to-end (io.rlscheduler.bench.BenchMain):  dispatch-throughput dispatch-latency log-stream failover heartbeats
 #     log-stream     one python task's lines/s into the master's log file and a live follower (python3 needed)
 #     failover       worker JVM killed mid-task -> task RUNNING elsewhere, s, against the task lease
+#     heartbeats     10,000 simulated workers on one master in its own JVM; needs ~11,000 open files per JVM
 #   JMH micro-benchmarks, converted to the same shape:
 #     codec          CodecBenchmark: our frame codec vs Netty's stock protobuf codec (heartbeat payload)
 #     lease-scripts  LeaseScriptBenchmark: a one-task claim vs a plain SET round trip
 #
 # Environment:
 #   BENCH_PARAMS     extra BenchMain options, e.g. "-p dispatch-throughput.tasks=5000 -p dispatch-latency.duration=5"
-#                    ("-p log-stream.lines=100000 -p failover.runs=2" shortens the two slowest)
+#                    ("-p log-stream.lines=100000 -p failover.runs=2 -p heartbeats.workers=500
+#                    -p heartbeats.duration=10" shortens the three slowest)
 #   BENCH_JMH_OPTS   JMH run settings (default "-f 1 -wi 2 -w 2s -i 3 -r 2s": shorter than the annotations'
 #                    3 x 2 s warmup + 5 x 2 s measurement, to keep the whole run under 10 minutes on 2 cores)
 #   BENCH_JAVA_OPTS  JVM options of BenchMain (default "-Xms1g -Xmx2g")

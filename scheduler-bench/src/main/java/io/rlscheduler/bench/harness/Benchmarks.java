@@ -11,7 +11,8 @@ public final class Benchmarks {
             new DispatchThroughput(),
             new DispatchLatency(),
             new LogStream(),
-            new Failover());
+            new Failover(),
+            new Heartbeats());
 
     private Benchmarks() {
     }

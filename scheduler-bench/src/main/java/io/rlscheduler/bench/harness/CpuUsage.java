@@ -58,7 +58,8 @@ final class CpuUsage {
         return threadName.replaceAll("\\{[^}]*\\}", "{ns}").replaceAll("[0-9]+", "N");
     }
 
-    private static double redisCpuSeconds(RedisCommands<String, String> admin) {
+    /** Returns redis-server's CPU seconds so far, user + system ({@code INFO cpu}). */
+    static double redisCpuSeconds(RedisCommands<String, String> admin) {
         double total = 0;
         for (String line : admin.info("cpu").split("\r?\n")) {
             if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {

@@ -14,8 +14,6 @@ import java.util.Map;
  */
 final class JvmThreads {
 
-    private static final long NANOS_PER_TICK = 10_000_000L; // USER_HZ is 100 on Linux
-
     private JvmThreads() {
     }
 
@@ -34,22 +32,20 @@ final class JvmThreads {
                 } catch (IOException e) {
                     continue; // the thread ended meanwhile
                 }
-                int open = stat.indexOf('(');
-                int close = stat.lastIndexOf(')');
-                if (open < 0 || close < open) {
+                ProcStat.Entry entry;
+                try {
+                    entry = ProcStat.parse(stat);
+                } catch (RuntimeException e) {
                     continue;
                 }
-                String comm = stat.substring(open + 1, close);
+                String comm = entry.comm();
                 String category = comm.contains("CompilerThre") ? "JIT"
                         : comm.startsWith("GC Thread") || comm.startsWith("G1 ") ? "GC"
                         : comm.startsWith("VM ") ? "VM" : null;
                 if (category == null) {
                     continue;
                 }
-                String[] f = stat.substring(close + 2).split(" ");
-                // After "pid (comm) ": state is f[0], so utime (field 14) is f[11], stime f[12].
-                long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-                out.merge(category, ticks * NANOS_PER_TICK, Long::sum);
+                out.merge(category, entry.cpuNanos(), Long::sum);
             }
         } catch (IOException | RuntimeException e) {
             return out;

@@ -94,9 +94,7 @@ public final class LocalCluster implements AutoCloseable {
             RedisClient client = RedisClient.create(redis.getUri());
             StatefulRedisConnection<String, String> connection = client.connect();
             String persistence = configure(redis, connection.sync(), settings.aof());
-            byte[] random = new byte[6];
-            new SecureRandom().nextBytes(random);
-            CoreOptions core = CoreOptions.builder().namespace("rls-bench-" + HexFormat.of().formatHex(random)).build();
+            CoreOptions core = CoreOptions.builder().namespace(freshNamespace()).build();
             Path workDir = Files.createTempDirectory(settings.workParent(), "rls-bench-");
             cluster = new LocalCluster(redis, client, connection, workDir, core, persistence);
             cluster.startNodes(settings);
@@ -111,9 +109,16 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
+    /** Returns a new namespace, "rls-bench-" and 12 random hex digits, so that runs never share keys. */
+    static String freshNamespace() {
+        byte[] random = new byte[6];
+        new SecureRandom().nextBytes(random);
+        return "rls-bench-" + HexFormat.of().formatHex(random);
+    }
+
     /**
      * Sets the persistence of a started server ({@code aof}: off, everysec or always; an external
-     * server is left alone) and returns a description of the server and its settings.
+     * server is left alone) and returns a description of the server and its persistence.
      */
     static String configure(TestRedis redis, RedisCommands<String, String> admin, String aof) {
         if (!redis.isExternal()) {
@@ -244,7 +249,8 @@ public final class LocalCluster implements AutoCloseable {
         } while (!cursor.isFinished());
     }
 
-    private static void deleteTree(Path dir) {
+    /** Deletes a directory tree; reports (does not throw) what it could not delete. */
+    static void deleteTree(Path dir) {
         if (dir == null || !Files.exists(dir)) {
             return;
         }
