@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * on Lettuce's I/O threads, so callbacks must not block either. Every mutating call is safe to
  * repeat after a timeout or reconnect: a replay changes nothing and gets the same kind of answer.
  *
- * <p>Thread-safe; one instance per process and namespace is enough. Creating one opens a Redis
- * connection and checks the server's eviction policy; {@link #close()} closes it.
+ * <p>Thread-safe; one instance per process and namespace is enough. Creating one opens two Redis
+ * connections (one of them only for the leadership lease), checks the server's eviction policy and
+ * loads the scripts; {@link #close()} closes the connections.
  */
 public final class LeaseCore implements AutoCloseable {
 
@@ -61,6 +62,13 @@ public final class LeaseCore implements AutoCloseable {
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisAsyncCommands<String, String> redis;
+    /**
+     * The leadership lease's own connection: its renewals must not queue behind a burst of claims,
+     * submissions or heartbeats on the main connection, or a busy leader would lose its lease to
+     * its own traffic (seen with 10,000 workers connecting at once).
+     */
+    private final StatefulRedisConnection<String, String> leadershipConnection;
+    private final RedisAsyncCommands<String, String> leadership;
     private final CoreOptions options;
     private final Keys keys;
     private final String eventsMax;
@@ -74,6 +82,15 @@ public final class LeaseCore implements AutoCloseable {
         this.keys = new Keys(options.getNamespace());
         this.connection = client.connect();
         this.redis = connection.async();
+        StatefulRedisConnection<String, String> second;
+        try {
+            second = client.connect();
+        } catch (RuntimeException e) {
+            connection.close();
+            throw e;
+        }
+        this.leadershipConnection = second;
+        this.leadership = second.async();
         this.eventsMax = Integer.toString(options.getEventStreamMaxLength());
         this.submits = new ScriptBatcher<>("submit", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runSubmits, Replies::parse);
         this.acks = new ScriptBatcher<>("ack", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runAcks, Replies::parse);
@@ -92,12 +109,28 @@ public final class LeaseCore implements AutoCloseable {
     public static LeaseCore create(RedisClient client, CoreOptions options) {
         LeaseCore core = new LeaseCore(Objects.requireNonNull(client, "client"), Objects.requireNonNull(options, "options"));
         core.checkEvictionPolicy();
+        core.loadScripts();
         return core;
     }
 
     /** Returns the core's settings. */
     public CoreOptions getOptions() {
         return options;
+    }
+
+    /**
+     * Loads every script into Redis's script cache up front, so that the first calls of many
+     * concurrent clients find it there instead of each answering NOSCRIPT and resending the source.
+     * A failure only costs that: {@link LuaScript#run} falls back to sending the source.
+     */
+    private void loadScripts() {
+        try {
+            for (LuaScript script : List.of(SUBMIT, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER)) {
+                connection.sync().scriptLoad(script.getSource());
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not load the lease scripts into Redis up front ({}); they are sent on first use", e.toString());
+        }
     }
 
     private void checkEvictionPolicy() {
@@ -471,7 +504,7 @@ public final class LeaseCore implements AutoCloseable {
      * @return the leadership as it stands after the call
      */
     public CompletableFuture<LeaderStatus> acquireLeadership(String masterId, String address, Duration lease) {
-        return LEADER.run(redis, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"),
+        return LEADER.run(leadership, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"),
                         Objects.requireNonNull(address, "address"), Long.toString(lease.toMillis()), eventsMax, "")
                 .thenApply(reply -> Replies.leader(Replies.parse(reply)));
     }
@@ -483,7 +516,7 @@ public final class LeaseCore implements AutoCloseable {
      * address are empty when nobody holds an unexpired lease.
      */
     public CompletableFuture<LeaderStatus> observeLeadership() {
-        return LEADER.run(redis, keys.coreAnd(keys.leader()), "", "", "1", eventsMax, "observe")
+        return LEADER.run(leadership, keys.coreAnd(keys.leader()), "", "", "1", eventsMax, "observe")
                 .thenApply(reply -> Replies.leader(Replies.parse(reply)));
     }
 
@@ -492,7 +525,7 @@ public final class LeaseCore implements AutoCloseable {
      * once instead of after the lease expires. Safe to call when not the leader.
      */
     public CompletableFuture<LeaderStatus> resignLeadership(String masterId) {
-        return LEADER.run(redis, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"), "", "1",
+        return LEADER.run(leadership, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"), "", "1",
                         eventsMax, "resign")
                 .thenApply(reply -> Replies.leader(Replies.parse(reply)));
     }
@@ -526,10 +559,11 @@ public final class LeaseCore implements AutoCloseable {
         return EventSubscription.start(client, keys.events(), afterId, listener);
     }
 
-    /** Closes the core's Redis connection. Idempotent. Subscriptions are closed separately. */
+    /** Closes the core's Redis connections. Idempotent. Subscriptions are closed separately. */
     @Override
     public void close() {
         connection.close();
+        leadershipConnection.close();
     }
 
     private static void requireJsonObject(String json, String what) {

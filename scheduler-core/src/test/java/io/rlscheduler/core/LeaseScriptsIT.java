@@ -4,6 +4,8 @@ import io.lettuce.core.RedisClient;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import java.util.List;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,10 +24,14 @@ class LeaseScriptsIT {
     static RedisExtension redis = new RedisExtension();
 
     private LeaseCore core;
+    private RedisClient client;
+    private RedisNamespace ns;
 
     @BeforeEach
     void open(RedisClient client, RedisNamespace ns) {
         core = CoreFixture.core(client, ns);
+        this.client = client;
+        this.ns = ns;
     }
 
     @AfterEach
@@ -130,6 +136,66 @@ class LeaseScriptsIT {
         assertThat(replay.toString()).isEqualTo(first.toString());
         assertThat(record("t2").getState()).isEqualTo(TaskState.QUEUED);
         assertThat(join(core.queueDepth())).isEqualTo(1);
+    }
+
+    @Test
+    void claimThatAssignedNothingKeepsNoAnswerAndItsReplayMayAssign() {
+        join(core.register(worker("w1", "s1", 0, 1)));
+        String request = requestId();
+        ClaimResult empty = join(core.claim("w1", "s1", 1, request));
+        assertThat(empty.getAssignments()).isEmpty();
+        try (var connection = client.connect()) {
+            assertThat(connection.sync().exists(ns.key("request", "claim", request))).isZero();
+        }
+        join(core.submit(task("t1", 1)));
+        ClaimResult replay = join(core.claim("w1", "s1", 1, request));
+        assertThat(replay.getAssignments()).extracting(Assignment::getTaskId).containsExactly("t1");
+        assertThat(record("t1").getState()).isEqualTo(TaskState.ASSIGNED);
+        ClaimResult again = join(core.claim("w1", "s1", 1, request));
+        assertThat(again.toString()).isEqualTo(replay.toString());
+    }
+
+    @Test
+    void concurrentWritesBatchedTogetherAreEachDecidedAsIfAlone() {
+        join(core.register(worker("w1", "s1")));
+        List<CompletableFuture<SubmitResult>> submits = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            submits.add(core.submit(task("b" + (i % 150), 0)));
+        }
+        long created = submits.stream().map(CoreFixture::join).filter(SubmitResult::isCreated).count();
+        assertThat(created).isEqualTo(150);
+        assertThat(join(core.queueDepth())).isEqualTo(150);
+        List<Assignment> assigned = new ArrayList<>();
+        while (assigned.size() < 8) {
+            assigned.addAll(join(core.claim("w1", "s1", 8, requestId())).getAssignments());
+        }
+        List<CompletableFuture<WriteResult>> acks = new ArrayList<>();
+        for (Assignment a : assigned) {
+            TaskLease lease = new TaskLease(a.getTaskId(), a.getEpoch());
+            acks.add(core.acknowledge(lease, "w1", "s1"));
+            acks.add(core.acknowledge(lease, "w1", "s1"));
+            acks.add(core.acknowledge(new TaskLease(a.getTaskId(), a.getEpoch() - 1), "w1", "s1"));
+            acks.add(core.acknowledge(lease, "w1", "other-session"));
+        }
+        for (int i = 0; i < assigned.size(); i++) {
+            assertThat(join(acks.get(4 * i)).getStatus()).isEqualTo(WriteStatus.APPLIED);
+            assertThat(join(acks.get(4 * i + 1)).getStatus()).isEqualTo(WriteStatus.DUPLICATE);
+            assertThat(join(acks.get(4 * i + 2)).getStatus()).isEqualTo(WriteStatus.STALE);
+            assertThat(join(acks.get(4 * i + 3)).getStatus()).isEqualTo(WriteStatus.WRONG_SESSION);
+        }
+        List<CompletableFuture<WriteResult>> finishes = new ArrayList<>();
+        for (Assignment a : assigned) {
+            TaskLease lease = new TaskLease(a.getTaskId(), a.getEpoch());
+            finishes.add(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null));
+            finishes.add(core.finish(lease, "w1", "s1", TaskState.FAILED, 1, "late", null));
+        }
+        for (int i = 0; i < assigned.size(); i++) {
+            assertThat(join(finishes.get(2 * i)).getStatus()).isEqualTo(WriteStatus.APPLIED);
+            assertThat(join(finishes.get(2 * i + 1)).getStatus()).isEqualTo(WriteStatus.WRONG_STATE);
+            assertThat(record(assigned.get(i).getTaskId()).getState()).isEqualTo(TaskState.SUCCEEDED);
+        }
+        WorkerInfo w = join(core.listWorkers()).get(0);
+        assertThat(w.getFreeCpuSlots()).isEqualTo(8);
     }
 
     @Test

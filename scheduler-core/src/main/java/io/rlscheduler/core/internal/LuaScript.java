@@ -41,6 +41,11 @@ public final class LuaScript {
         return name;
     }
 
+    /** Returns the full source (prelude and script), as SCRIPT LOAD and EVAL take it. */
+    public String getSource() {
+        return source;
+    }
+
     /** Returns the SHA-1 of the full source, as EVALSHA takes it. */
     public String getSha() {
         return sha;

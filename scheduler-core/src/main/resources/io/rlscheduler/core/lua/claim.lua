@@ -1,7 +1,9 @@
 -- claim.lua: assigns queued tasks that fit a live worker's free capacity, in queue order
 -- (priority, then submit order), skipping tasks that do not fit. For each: reserves exact GPU ids,
 -- bumps the fencing epoch, records ownership on both sides, sets the acknowledgement deadline.
--- A replay with the same request id returns the first answer and changes nothing.
+-- A replay with the same request id returns the first answer and changes nothing. An answer that
+-- assigned nothing is not kept: replaying it may assign tasks, which the replaying caller then
+-- receives, so nothing is lost or given twice, and an idle cluster's claims leave no keys behind.
 -- KEYS: the 16 core keys (lib.lua), then
 --   KEYS[17] {ns}:request:claim:<request id>  STRING  the answer, kept for the request TTL
 --   KEYS[18] {ns}:leader                      HASH    the masters' leadership lease (leader.lua)
@@ -63,5 +65,5 @@ for _, task_id in ipairs(candidates) do
   end
 end
 local answer = reply(out)
-redis.call('SET', K_REQUEST, answer, 'PX', request_ttl)
+if #out.tasks > 0 then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end
 return answer

@@ -1,0 +1,120 @@
+package io.rlscheduler.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/** The coalescing of {@link ScriptBatcher}, with a run function standing in for Redis. */
+class ScriptBatcherTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Records each run's calls and completes it only when the test says so. */
+    private static final class Runs {
+        final List<List<String>> batches = new ArrayList<>();
+        final List<CompletableFuture<String>> replies = new ArrayList<>();
+
+        CompletableFuture<String> run(List<String> calls) {
+            batches.add(List.copyOf(calls));
+            CompletableFuture<String> reply = new CompletableFuture<>();
+            replies.add(reply);
+            return reply;
+        }
+
+        /** Answers run {@code i} with each call's argument upper-cased. */
+        void answer(int i) {
+            StringBuilder json = new StringBuilder("[");
+            for (String call : batches.get(i)) {
+                json.append(json.length() > 1 ? "," : "").append('"').append(call.toUpperCase()).append('"');
+            }
+            replies.get(i).complete(json.append(']').toString());
+        }
+    }
+
+    private static JsonNode parse(String text) {
+        try {
+            return JSON.readTree(text);
+        } catch (java.io.IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void loneCallGoesAtOnceAndCallsArrivingMeanwhileGoTogether() {
+        Runs runs = new Runs();
+        ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 3, 1, runs::run, ScriptBatcherTest::parse);
+        CompletableFuture<JsonNode> a = batcher.call("a");
+        assertThat(runs.batches).containsExactly(List.of("a"));
+        List<CompletableFuture<JsonNode>> waiting = new ArrayList<>();
+        for (String s : List.of("b", "c", "d", "e")) {
+            waiting.add(batcher.call(s));
+        }
+        assertThat(runs.batches).hasSize(1);
+        assertThat(batcher.queued()).isEqualTo(4);
+        runs.answer(0);
+        assertThat(a.join().asText()).isEqualTo("A");
+        assertThat(runs.batches).containsExactly(List.of("a"), List.of("b", "c", "d"));
+        runs.answer(1);
+        assertThat(runs.batches).containsExactly(List.of("a"), List.of("b", "c", "d"), List.of("e"));
+        runs.answer(2);
+        assertThat(waiting).extracting(f -> f.join().asText()).containsExactly("B", "C", "D", "E");
+        assertThat(batcher.queued()).isZero();
+    }
+
+    @Test
+    void upToMaxInFlightRunsGoWithoutWaiting() {
+        Runs runs = new Runs();
+        ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 10, 2, runs::run, ScriptBatcherTest::parse);
+        batcher.call("a");
+        batcher.call("b");
+        batcher.call("c");
+        assertThat(runs.batches).containsExactly(List.of("a"), List.of("b"));
+        runs.answer(1);
+        assertThat(runs.batches).containsExactly(List.of("a"), List.of("b"), List.of("c"));
+    }
+
+    @Test
+    void failedRunFailsEachOfItsCallsAndTheNextRunStillGoes() {
+        Runs runs = new Runs();
+        ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 10, 1, runs::run, ScriptBatcherTest::parse);
+        CompletableFuture<JsonNode> a = batcher.call("a");
+        CompletableFuture<JsonNode> b = batcher.call("b");
+        CompletableFuture<JsonNode> c = batcher.call("c");
+        runs.answer(0);
+        runs.replies.get(1).completeExceptionally(new IllegalStateException("connection lost"));
+        assertThat(a.join().asText()).isEqualTo("A");
+        for (CompletableFuture<JsonNode> f : List.of(b, c)) {
+            assertThatThrownBy(f::join).isInstanceOf(CompletionException.class).hasMessageContaining("connection lost");
+        }
+        CompletableFuture<JsonNode> d = batcher.call("d");
+        runs.answer(2);
+        assertThat(d.join().asText()).isEqualTo("D");
+    }
+
+    @Test
+    void replyOfTheWrongLengthFailsEveryCallOfTheRun() {
+        Runs runs = new Runs();
+        ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 10, 1, runs::run, ScriptBatcherTest::parse);
+        CompletableFuture<JsonNode> a = batcher.call("a");
+        runs.replies.get(0).complete("[\"A\",\"extra\"]");
+        assertThatThrownBy(a::join).hasMessageContaining("answered 1 calls with 2 answers");
+    }
+
+    @Test
+    void runFunctionThrowingFailsItsCallsInsteadOfTheCaller() {
+        ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 10, 1, calls -> {
+            throw new IllegalArgumentException("bad");
+        }, ScriptBatcherTest::parse);
+        CompletableFuture<JsonNode> a = batcher.call("a");
+        assertThatThrownBy(a::join).hasMessageContaining("bad");
+        assertThat(batcher.queued()).isZero();
+    }
+}
