@@ -61,6 +61,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -125,6 +126,8 @@ public final class SchedulerWorker implements AutoCloseable {
     private final ResourceProbe probe;
     private final TaskExecutor executor;
     private final RunDirectories runDirectories;
+    /** A flush of full log batches is queued on the event loop (so lines do not queue one each). */
+    private final AtomicBoolean flushRequested = new AtomicBoolean();
     private final Duration fenceAfter;
     private volatile State state = State.NEW;
     private LeaseCore core;
@@ -314,6 +317,13 @@ public final class SchedulerWorker implements AutoCloseable {
         public void onDisconnected(Channel channel) {
             // Attempts go on; their lines and reports wait for the next connection.
         }
+
+        @Override
+        public void onWritable(Channel channel) {
+            // The socket drained what the last flush could not hand it: send on at once instead
+            // of waiting for the next flush tick (which would cap a chatty task's lines/s).
+            flushLogs();
+        }
     }
 
     private void onExecute(Channel channel, ExecuteTask task) {
@@ -420,7 +430,14 @@ public final class SchedulerWorker implements AutoCloseable {
         }
         attempt.getMetrics().offer(text);
         try {
-            attempt.getLogs().add(stream, text);
+            long unsent = attempt.getLogs().add(stream, text);
+            if (unsent >= config.logBatchLines && flushRequested.compareAndSet(false, true)) {
+                // A full batch waits: send it now rather than at the next tick.
+                group.execute(() -> {
+                    flushRequested.set(false);
+                    flushLogs();
+                });
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -546,9 +563,17 @@ public final class SchedulerWorker implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends every attempt's unsent lines while the channel takes writes. Runs on the channel's
+     * event loop only, so batches leave in sequence order whoever asked for the flush.
+     */
     private void flushLogs() {
         Channel channel = link == null ? null : link.readyChannel();
         if (channel == null) {
+            return;
+        }
+        if (!channel.eventLoop().inEventLoop()) {
+            channel.eventLoop().execute(this::flushLogs);
             return;
         }
         boolean wrote = false;
@@ -954,7 +979,22 @@ public final class SchedulerWorker implements AutoCloseable {
             return this;
         }
 
-        /** Sets the period of log batches; default 50 ms. */
+        /**
+         * Sets the most lines per log batch; default 1,000. A batch also stops at 512 KiB of text.
+         * When this many lines wait, they are sent at once instead of at the next flush tick.
+         */
+        public Builder logBatchLines(int lines) {
+            if (lines < 1 || lines > 100_000) {
+                throw new IllegalArgumentException("logBatchLines must be between 1 and 100,000, was " + lines);
+            }
+            this.logBatchLines = lines;
+            return this;
+        }
+
+        /**
+         * Sets the period of log batches; default 50 ms: lines are sent at most this long after
+         * they were printed, or sooner when a full batch waits or the socket drained.
+         */
         public Builder logFlushInterval(Duration interval) {
             nonNegative(interval, "logFlushInterval");
             if (interval.isZero()) {

@@ -39,14 +39,19 @@ public final class LogBuffer {
         return epoch;
     }
 
-    /** Adds a line; blocks while the buffer is full (until acknowledged or closed). */
-    public synchronized void add(LogStream stream, String text) throws InterruptedException {
+    /**
+     * Adds a line; blocks while the buffer is full (until acknowledged or closed).
+     *
+     * @return how many lines now wait to be sent on the current connection
+     */
+    public synchronized long add(LogStream stream, String text) throws InterruptedException {
         while (unacked.size() >= capacity && !closed) {
             wait(200);
         }
         lastSequence++;
         unacked.addLast(LogLine.newBuilder().setSequence(lastSequence).setStream(stream)
                 .setTimestampUnixMs(System.currentTimeMillis()).setText(text).build());
+        return lastSequence - sentSequence;
     }
 
     /** Returns up to {@code max} lines not yet sent on the current connection, and marks them sent. */

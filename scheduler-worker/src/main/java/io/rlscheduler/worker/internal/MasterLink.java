@@ -50,6 +50,9 @@ public final class MasterLink {
 
         /** The ready channel closed. */
         void onDisconnected(Channel channel);
+
+        /** The ready channel can take writes again after its outbound buffer had filled up. */
+        void onWritable(Channel channel);
     }
 
     private final List<InetSocketAddress> masters;
@@ -173,6 +176,14 @@ public final class MasterLink {
 
         Handler(InetSocketAddress address) {
             this.address = address;
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+            if (accepted && ctx.channel().isWritable()) {
+                listener.onWritable(ctx.channel());
+            }
+            super.channelWritabilityChanged(ctx);
         }
 
         @Override
