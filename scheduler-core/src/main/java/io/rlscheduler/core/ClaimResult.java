@@ -9,10 +9,12 @@ public final class ClaimResult {
 
     private final ClaimStatus status;
     private final List<Assignment> assignments;
+    private final long queued;
 
-    ClaimResult(ClaimStatus status, List<Assignment> assignments) {
+    ClaimResult(ClaimStatus status, List<Assignment> assignments, long queued) {
         this.status = status;
         this.assignments = java.util.List.copyOf(assignments);
+        this.queued = queued;
     }
 
     /** Returns whether the worker could claim at all. */
@@ -25,8 +27,16 @@ public final class ClaimResult {
         return assignments;
     }
 
+    /**
+     * Returns how many tasks were left in the queue right after this claim (by the Redis clock of
+     * the same script run), or -1 when the claim did not run (status not OK).
+     */
+    public long getQueued() {
+        return queued;
+    }
+
     @Override
     public String toString() {
-        return "ClaimResult{" + "status=" + status + ", " + "assignments=" + assignments + '}';
+        return "ClaimResult{" + "status=" + status + ", " + "assignments=" + assignments + ", queued=" + queued + '}';
     }
 }

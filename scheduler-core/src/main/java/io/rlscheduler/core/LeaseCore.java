@@ -370,7 +370,7 @@ public final class LeaseCore implements AutoCloseable {
                     JsonNode r = Replies.parse(reply);
                     String code = r.get("r").asText();
                     if (!"OK".equals(code)) {
-                        return new ClaimResult(ClaimStatus.valueOf(code), List.of());
+                        return new ClaimResult(ClaimStatus.valueOf(code), List.of(), -1);
                     }
                     List<Assignment> assignments = new ArrayList<>();
                     for (JsonNode t : Replies.list(r.get("tasks"))) {
@@ -378,7 +378,7 @@ public final class LeaseCore implements AutoCloseable {
                                 t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.path("cpu").asInt(1),
                                 t.path("mem").asLong(0), t.get("spec").asText()));
                     }
-                    return new ClaimResult(ClaimStatus.OK, assignments);
+                    return new ClaimResult(ClaimStatus.OK, assignments, r.path("queued").asLong(-1));
                 });
     }
 

@@ -186,7 +186,7 @@ public final class SchedulerMaster implements AutoCloseable {
             timers.scheduleWithFixedDelay(this::elect, renew, renew, TimeUnit.MILLISECONDS);
             timers.scheduleWithFixedDelay(this::reapOnce, config.reapInterval.toMillis(), config.reapInterval.toMillis(),
                     TimeUnit.MILLISECONDS);
-            timers.scheduleWithFixedDelay(dispatcher::trigger, config.dispatchInterval.toMillis(),
+            timers.scheduleWithFixedDelay(dispatcher::backstop, config.dispatchInterval.toMillis(),
                     config.dispatchInterval.toMillis(), TimeUnit.MILLISECONDS);
             log.info("master {} listening on {} ({}), namespace {}", masterId, serverChannel.localAddress(), transport,
                     options.getNamespace());
@@ -226,7 +226,8 @@ public final class SchedulerMaster implements AutoCloseable {
         boolean was = before != null && before.isSelf();
         if (now.isSelf() && !was) {
             log.info("master {} is the leader (leadership epoch {})", masterId, now.getEpoch());
-            dispatcher.trigger();
+            // Whatever this master believed about the queue while it did not lead is stale.
+            dispatcher.taskQueued();
         } else if (!now.isSelf() && was) {
             log.warn("master {} lost the leadership to {} (epoch {})", masterId, now.getLeaderId(), now.getEpoch());
             closeWorkerConnections();
@@ -283,7 +284,7 @@ public final class SchedulerMaster implements AutoCloseable {
             if (!result.getRequeued().isEmpty() || !result.getFailed().isEmpty() || !result.getCancelled().isEmpty()) {
                 log.info("reaper took back tasks: requeued {}, failed {}, cancelled {}", result.getRequeued(),
                         result.getFailed(), result.getCancelled());
-                dispatcher.trigger();
+                dispatcher.taskQueued();
             }
             if (result.isMore() && timers != null && !timers.isShutdown()) {
                 timers.execute(this::reapOnce);
@@ -318,7 +319,7 @@ public final class SchedulerMaster implements AutoCloseable {
         requireRunning();
         Objects.requireNonNull(spec, "spec");
         return core.submit(spec.toDefinition()).thenApply((SubmitResult r) -> {
-            dispatcher.trigger();
+            dispatcher.taskQueued();
             return new TaskHandle(this, r.getTask().getTaskId());
         });
     }

@@ -10,7 +10,7 @@
 -- ARGV: [1] worker id  [2] session id  [3] max tasks  [4] scan limit  [5] ack timeout ms
 --       [6] request TTL ms  [7] events max length  [8] claiming master id ('' when not a master)
 --       [9] its leadership epoch
--- Returns JSON: {r="OK", tasks=[{id, epoch, attempt, gpu_ids, spec}]}
+-- Returns JSON: {r="OK", tasks=[{id, epoch, attempt, gpu_ids, spec}], queued=<tasks left in the queue>}
 --            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION"} / {r="NOT_LIVE"} / {r="NOT_LEADER"}
 EVENTS_MAXLEN = tonumber(ARGV[7])
 local K_REQUEST = KEYS[CORE_KEYS + 1]
@@ -64,6 +64,7 @@ for _, task_id in ipairs(candidates) do
     end
   end
 end
+out.queued = redis.call('ZCARD', K_QUEUE)
 local answer = reply(out)
 if #out.tasks > 0 then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end
 return answer

@@ -23,6 +23,12 @@ import org.slf4j.LoggerFactory;
  * (asynchronously: no thread waits on Redis) and sends each assignment to its worker's channel.
  * If the channel is gone by then, the assignment is not lost: its ack deadline passes and the
  * reaper puts it back in the queue. Thread-safe.
+ *
+ * <p>An idle cluster costs Redis nothing per worker: each claim answers how many tasks are left
+ * in the queue, and once a round has seen it empty, rounds claim nothing until {@link #taskQueued()}
+ * says work arrived (a submission, a re-queue, or a QUEUED event from the event stream, which also
+ * covers other masters). The backstop, {@link #backstop()}, checks the queue's length with one
+ * command in case a signal was missed (an event trimmed from the stream while disconnected).
  */
 public final class Dispatcher {
 
@@ -37,6 +43,10 @@ public final class Dispatcher {
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicLong rounds = new AtomicLong();
     private final AtomicLong sent = new AtomicLong();
+    /** Counts work signals ({@link #taskQueued()}); the queue is known empty while it equals {@link #emptyAt}. */
+    private final AtomicLong workSignals = new AtomicLong();
+    private volatile long emptyAt = -1;
+    private final AtomicLong skipped = new AtomicLong();
     private volatile boolean stopped;
 
     /** Opens a task's log file when an attempt is dispatched. */
@@ -67,9 +77,53 @@ public final class Dispatcher {
         }
     }
 
+    /**
+     * Says a task entered the queue (submitted, re-queued, or seen QUEUED in the event stream), so
+     * rounds must claim again, and asks for one. Never blocks.
+     */
+    public void taskQueued() {
+        workSignals.incrementAndGet();
+        trigger();
+    }
+
+    /**
+     * The periodic safety net: when the queue is believed empty, asks Redis for its length (one
+     * command) and claims if anything is there after all; otherwise the same as {@link #trigger()}.
+     */
+    public void backstop() {
+        if (stopped) {
+            return;
+        }
+        if (emptyAt != workSignals.get()) {
+            trigger();
+            return;
+        }
+        io.rlscheduler.core.LeaderStatus leader = leadership.get();
+        if (leader == null || !leader.isSelf()) {
+            return;
+        }
+        core.queueDepth().whenComplete((depth, error) -> {
+            if (error != null) {
+                log.warn("queue length check failed: {}", error.toString());
+            } else if (depth > 0) {
+                taskQueued();
+            }
+        });
+    }
+
+    /** Returns whether a round is in progress. */
+    public boolean isRunning() {
+        return running.get();
+    }
+
     /** Returns how many rounds ran. */
     public long getRounds() {
         return rounds.get();
+    }
+
+    /** Returns how many rounds claimed nothing because the queue was known to be empty. */
+    public long getSkippedRounds() {
+        return skipped.get();
     }
 
     /** Returns how many assignments were sent to workers. */
@@ -89,22 +143,47 @@ public final class Dispatcher {
             running.set(false);
             return;
         }
+        long signals = workSignals.get();
+        if (emptyAt == signals) {
+            // The queue was empty after the last claims and no work arrived since.
+            skipped.incrementAndGet();
+            running.set(false);
+            if (requested.get()) {
+                trigger();
+            }
+            return;
+        }
         rounds.incrementAndGet();
         List<ConnectedWorker> workers = registry.snapshot();
-        List<CompletableFuture<Boolean>> claims = new ArrayList<>(workers.size());
+        List<CompletableFuture<ClaimResult>> claims = new ArrayList<>(workers.size());
         for (ConnectedWorker worker : workers) {
             if (!worker.getChannel().isActive()) {
                 continue;
             }
             claims.add(core.claim(worker.getWorkerId(), worker.getSessionId(), batchSize, "c-" + UUID.randomUUID(), leader)
-                    .thenApply(result -> deliver(worker, result))
+                    .thenApply(result -> {
+                        deliver(worker, result);
+                        return result;
+                    })
                     .exceptionally(e -> {
                         log.warn("claim for worker {} failed: {}", worker.getWorkerId(), e.toString());
-                        return false;
+                        return null;
                     }));
         }
         CompletableFuture.allOf(claims.toArray(new CompletableFuture<?>[0])).whenComplete((v, e) -> {
-            boolean full = claims.stream().anyMatch(f -> f.getNow(false));
+            boolean full = false;
+            boolean sawEmpty = false;
+            for (CompletableFuture<ClaimResult> f : claims) {
+                ClaimResult r = f.getNow(null);
+                if (r != null && r.getStatus() == ClaimStatus.OK) {
+                    full |= r.getAssignments().size() >= batchSize;
+                    sawEmpty |= r.getQueued() == 0;
+                }
+            }
+            if (sawEmpty && !full) {
+                // Work that arrives from now on bumps the signal count, so this cannot hide it.
+                emptyAt = signals;
+            }
             running.set(false);
             if (full || requested.get()) {
                 trigger();
@@ -112,11 +191,11 @@ public final class Dispatcher {
         });
     }
 
-    /** Sends the assignments; returns whether the batch was full (more may fit). */
-    private boolean deliver(ConnectedWorker worker, ClaimResult result) {
+    /** Sends the assignments. */
+    private void deliver(ConnectedWorker worker, ClaimResult result) {
         if (result.getStatus() != ClaimStatus.OK) {
             log.debug("worker {} cannot claim: {}", worker.getWorkerId(), result.getStatus());
-            return false;
+            return;
         }
         for (Assignment a : result.getAssignments()) {
             try {
@@ -131,6 +210,5 @@ public final class Dispatcher {
                 log.error("cannot send task {} to {}: {}", a.getTaskId(), worker.getWorkerId(), e.toString());
             }
         }
-        return result.getAssignments().size() >= batchSize;
     }
 }

@@ -96,7 +96,7 @@ public final class TaskWatcher implements AutoCloseable {
                 }
                 dispatcher.trigger();
             } else if (to == TaskState.QUEUED) {
-                dispatcher.trigger();
+                dispatcher.taskQueued();
             }
         }
         for (Consumer<TaskEvent> listener : listeners) {

@@ -1,0 +1,98 @@
+package io.rlscheduler.master.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisClient;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.LeaderStatus;
+import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.TaskDefinition;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The dispatcher against a real Redis: an idle cluster's rounds claim nothing once the queue was
+ * seen empty, work signals bring claims back, and the backstop finds work whose signal was missed.
+ */
+class DispatcherIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private LeaseCore core;
+    private Dispatcher dispatcher;
+    private EmbeddedChannel channel;
+
+    @BeforeEach
+    void open(RedisClient client, RedisNamespace ns) {
+        core = LeaseCore.create(client, CoreOptions.builder().namespace(ns.name()).build());
+        core.register(new WorkerRegistration("w1", "s1", Map.of(), 4, 1L << 30, List.of())).join();
+        LeaderStatus leader = core.acquireLeadership("m1", "127.0.0.1:1", Duration.ofMinutes(1)).join();
+        assertThat(leader.isSelf()).isTrue();
+        WorkerRegistry registry = new WorkerRegistry();
+        channel = new EmbeddedChannel();
+        registry.add(new ConnectedWorker("w1", "s1", Map.of(), channel));
+        dispatcher = new Dispatcher(core, () -> leader, registry, (taskId, traceId, epoch, attempt) -> { }, 16);
+    }
+
+    @AfterEach
+    void close() {
+        dispatcher.stop();
+        core.close();
+    }
+
+    private void submitQuietly(String id) {
+        core.submit(TaskDefinition.builder(id).cpuSlots(1).specJson("{\"script\":\"noop.py\"}").build())
+                .orTimeout(10, TimeUnit.SECONDS).join();
+    }
+
+    private void awaitIdle() {
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() + dispatcher.getSkippedRounds() > 0
+                && !dispatcher.isRunning());
+    }
+
+    @Test
+    void onceTheQueueWasSeenEmptyRoundsClaimNothingUntilWorkArrives() {
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+
+        for (int i = 0; i < 20; i++) {
+            dispatcher.trigger();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> !dispatcher.isRunning() && dispatcher.getSkippedRounds() >= 1);
+        assertThat(dispatcher.getRounds()).isEqualTo(1);
+
+        submitQuietly("t1");
+        dispatcher.taskQueued();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
+        assertThat(core.getTask("t1").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(dispatcher.getRounds()).isGreaterThan(1);
+    }
+
+    @Test
+    void backstopFindsWorkWhoseSignalWasMissed() {
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+
+        submitQuietly("t2");
+        dispatcher.trigger();
+        awaitIdle();
+        assertThat(dispatcher.getSent()).isZero();
+
+        dispatcher.backstop();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
+        assertThat(core.getTask("t2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+    }
+}
