@@ -357,28 +357,74 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<ClaimResult> claim(String workerId, String sessionId, int maxTasks, String requestId,
                                                LeaderStatus leader) {
+        return claim(List.of(new WorkerSession(workerId, sessionId)), maxTasks, requestId, leader)
+                .thenApply(results -> results.get(0));
+    }
+
+    /**
+     * Claims for several workers in one script run, as {@link #claim(String, String, int, String, LeaderStatus)}
+     * for each in the order given: each worker takes up to {@code maxTasks} of what is left in the
+     * queue after the workers before it. One run costs Redis about as much as one worker's claim,
+     * so a dispatch round over many workers is cheap; rotating the order spreads the work.
+     *
+     * @param workers   the workers, 1 to 1000
+     * @param maxTasks  the most tasks per worker, 1 to 1000
+     * @param requestId a fresh id per call; a replay returns the first answer and assigns nothing more
+     * @param leader    the caller's leadership, or null for no check
+     * @return one result per worker, in order; all {@link ClaimStatus#NOT_LEADER} when the check fails
+     */
+    public CompletableFuture<List<ClaimResult>> claim(List<WorkerSession> workers, int maxTasks, String requestId,
+                                                      LeaderStatus leader) {
         if (maxTasks < 1 || maxTasks > 1000) {
             throw new IllegalArgumentException("maxTasks must be between 1 and 1000, was " + maxTasks);
         }
+        if (workers.isEmpty() || workers.size() > 1000) {
+            throw new IllegalArgumentException("a claim takes 1 to 1000 workers, was " + workers.size());
+        }
         TaskIds.require(requestId, "request id");
-        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId), keys.leader()),
-                        Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
-                        Integer.toString(maxTasks), Integer.toString(options.getClaimScanLimit()),
-                        Long.toString(options.getAckTimeout().toMillis()), Long.toString(options.getRequestTtl().toMillis()),
-                        eventsMax, leader == null ? "" : leader.getLeaderId(), leader == null ? "" : Long.toString(leader.getEpoch()))
+        List<String> args = new ArrayList<>(7 + 2 * workers.size());
+        args.add(Integer.toString(maxTasks));
+        args.add(Integer.toString(options.getClaimScanLimit()));
+        args.add(Long.toString(options.getAckTimeout().toMillis()));
+        args.add(Long.toString(options.getRequestTtl().toMillis()));
+        args.add(eventsMax);
+        args.add(leader == null ? "" : leader.getLeaderId());
+        args.add(leader == null ? "" : Long.toString(leader.getEpoch()));
+        for (WorkerSession w : workers) {
+            args.add(w.workerId());
+            args.add(w.sessionId());
+        }
+        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId), keys.leader()), args.toArray(new String[0]))
                 .thenApply(reply -> {
                     JsonNode r = Replies.parse(reply);
                     String code = r.get("r").asText();
+                    List<ClaimResult> results = new ArrayList<>(workers.size());
                     if (!"OK".equals(code)) {
-                        return new ClaimResult(ClaimStatus.valueOf(code), List.of(), -1);
+                        for (int i = 0; i < workers.size(); i++) {
+                            results.add(new ClaimResult(ClaimStatus.valueOf(code), List.of(), -1));
+                        }
+                        return results;
                     }
-                    List<Assignment> assignments = new ArrayList<>();
-                    for (JsonNode t : Replies.list(r.get("tasks"))) {
-                        assignments.add(new Assignment(t.get("id").asText(), Replies.epoch(t.get("epoch")),
-                                t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.path("cpu").asInt(1),
-                                t.path("mem").asLong(0), t.get("spec").asText()));
+                    long queued = r.path("queued").asLong(-1);
+                    for (JsonNode w : Replies.list(r.get("workers"))) {
+                        String status = w.get("r").asText();
+                        if (!"OK".equals(status)) {
+                            results.add(new ClaimResult(ClaimStatus.valueOf(status), List.of(), -1));
+                            continue;
+                        }
+                        List<Assignment> assignments = new ArrayList<>();
+                        for (JsonNode t : Replies.list(w.get("tasks"))) {
+                            assignments.add(new Assignment(t.get("id").asText(), Replies.epoch(t.get("epoch")),
+                                    t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.path("cpu").asInt(1),
+                                    t.path("mem").asLong(0), t.get("spec").asText()));
+                        }
+                        results.add(new ClaimResult(ClaimStatus.OK, assignments, queued));
                     }
-                    return new ClaimResult(ClaimStatus.OK, assignments, r.path("queued").asLong(-1));
+                    if (results.size() != workers.size()) {
+                        throw new IllegalStateException("claim answered for " + results.size() + " of " + workers.size()
+                                + " workers");
+                    }
+                    return results;
                 });
     }
 

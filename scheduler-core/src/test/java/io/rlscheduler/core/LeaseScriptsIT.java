@@ -139,6 +139,28 @@ class LeaseScriptsIT {
     }
 
     @Test
+    void oneClaimServesSeveralWorkersInOrderEachUpToItsLimit() {
+        join(core.register(worker("w1", "s1")));
+        join(core.register(worker("w2", "s2")));
+        for (int i = 1; i <= 3; i++) {
+            join(core.submit(task("t" + i, 0)));
+        }
+        List<ClaimResult> results = join(core.claim(List.of(new WorkerSession("w2", "s2"),
+                new WorkerSession("ghost", "s9"), new WorkerSession("w1", "wrong"), new WorkerSession("w1", "s1")),
+                2, requestId(), null));
+        assertThat(results).extracting(ClaimResult::getStatus).containsExactly(ClaimStatus.OK,
+                ClaimStatus.UNKNOWN_WORKER, ClaimStatus.WRONG_SESSION, ClaimStatus.OK);
+        assertThat(results.get(0).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t1", "t2");
+        assertThat(results.get(3).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t3");
+        assertThat(results.get(3).getQueued()).isZero();
+        assertThat(record("t1").getWorkerId()).isEqualTo("w2");
+        assertThat(record("t3").getWorkerId()).isEqualTo("w1");
+        assertThat(join(core.listWorkers())).extracting(WorkerInfo::getWorkerId, WorkerInfo::getFreeCpuSlots)
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("w1", 7),
+                        org.assertj.core.groups.Tuple.tuple("w2", 6));
+    }
+
+    @Test
     void claimThatAssignedNothingKeepsNoAnswerAndItsReplayMayAssign() {
         join(core.register(worker("w1", "s1", 0, 1)));
         String request = requestId();

@@ -1,70 +1,105 @@
--- claim.lua: assigns queued tasks that fit a live worker's free capacity, in queue order
--- (priority, then submit order), skipping tasks that do not fit. For each: reserves exact GPU ids,
--- bumps the fencing epoch, records ownership on both sides, sets the acknowledgement deadline.
+-- claim.lua: assigns queued tasks to one or more live workers, each up to its free capacity, in
+-- queue order (priority, then submit order), skipping tasks that do not fit. For each task:
+-- reserves exact GPU ids, bumps the fencing epoch, records ownership on both sides, sets the
+-- acknowledgement deadline. Workers are served in the order given, so a caller that rotates the
+-- order spreads the work; one run for many workers costs one script run, not one per worker, and
+-- once the queue is exhausted the remaining workers only have their record checked.
 -- A replay with the same request id returns the first answer and changes nothing. An answer that
 -- assigned nothing is not kept: replaying it may assign tasks, which the replaying caller then
 -- receives, so nothing is lost or given twice, and an idle cluster's claims leave no keys behind.
 -- KEYS: the 16 core keys (lib.lua), then
 --   KEYS[17] {ns}:request:claim:<request id>  STRING  the answer, kept for the request TTL
 --   KEYS[18] {ns}:leader                      HASH    the masters' leadership lease (leader.lua)
--- ARGV: [1] worker id  [2] session id  [3] max tasks  [4] scan limit  [5] ack timeout ms
---       [6] request TTL ms  [7] events max length  [8] claiming master id ('' when not a master)
---       [9] its leadership epoch
--- Returns JSON: {r="OK", tasks=[{id, epoch, attempt, gpu_ids, spec}], queued=<tasks left in the queue>}
---            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION"} / {r="NOT_LIVE"} / {r="NOT_LEADER"}
-EVENTS_MAXLEN = tonumber(ARGV[7])
+-- ARGV: [1] max tasks per worker  [2] scan limit  [3] ack timeout ms  [4] request TTL ms
+--       [5] events max length  [6] claiming master id ('' when not a master)  [7] its leadership
+--       epoch, then 2 per worker: worker id, session id
+-- Returns JSON: {r="OK", workers=[{r="OK", tasks=[{id, epoch, attempt, cpu, mem, gpu_ids, spec}]}
+--                 or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session} / {r="NOT_LIVE"}, one per
+--                 worker in order], queued=<tasks left in the queue>}
+--            or {r="NOT_LEADER"}
+EVENTS_MAXLEN = tonumber(ARGV[5])
 local K_REQUEST = KEYS[CORE_KEYS + 1]
 local previous = redis.call('GET', K_REQUEST)
 if previous then return previous end
 
-local id, session = ARGV[1], ARGV[2]
-local max_tasks, scan_limit = tonumber(ARGV[3]), tonumber(ARGV[4])
-local ack_timeout, request_ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
-local w = load_worker(id)
-if not w then return reply({r = 'UNKNOWN_WORKER'}) end
-if w.session ~= session then return reply({r = 'WRONG_SESSION', session = w.session}) end
+local max_tasks, scan_limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ack_timeout, request_ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now_ms, now_us = now_parts()
-if not check_leader(KEYS[CORE_KEYS + 2], ARGV[8], ARGV[9], now_ms) then return reply({r = 'NOT_LEADER'}) end
-if w.liveness_deadline <= now_ms then return reply({r = 'NOT_LIVE'}) end
+if not check_leader(KEYS[CORE_KEYS + 2], ARGV[6], ARGV[7], now_ms) then return reply({r = 'NOT_LEADER'}) end
 
-local K_RES = res_key(id)
-local cpu, mem, gpus = free_capacity(w)
-local out = {r = 'OK', tasks = {}}
-local candidates = redis.call('ZRANGE', K_QUEUE, 0, scan_limit - 1)
-for _, task_id in ipairs(candidates) do
-  if #out.tasks >= max_tasks or cpu <= 0 then break end
-  local st = load_task(task_id)
-  if not st or st.state ~= 'QUEUED' then
-    -- A queue entry without a queued task is left over from a bug or a manual edit: repair it.
-    redis.call('ZREM', K_QUEUE, task_id)
-  else
-    local fits = st.cpu <= cpu and st.mem <= mem and st.gpus <= #gpus
-    if fits then
-      for k, v in pairs(st.selector) do
-        if w.labels[k] ~= v then fits = false break end
+-- The head of the queue, read once for all workers; entries assigned or repaired are set to false.
+local candidates = nil
+local left = 0
+local assigned_any = false
+
+local function load_candidates()
+  candidates = redis.call('ZRANGE', K_QUEUE, 0, scan_limit - 1)
+  left = #candidates
+end
+
+local function claim_for(id, session)
+  local w = load_worker(id)
+  if not w then return {r = 'UNKNOWN_WORKER'} end
+  if w.session ~= session then return {r = 'WRONG_SESSION', session = w.session} end
+  if w.liveness_deadline <= now_ms then return {r = 'NOT_LIVE'} end
+  local out = {r = 'OK', tasks = {}}
+  if candidates == nil or (left == 0 and #candidates == scan_limit) then
+    -- First worker, or earlier workers took a whole page: read the new head of the queue.
+    load_candidates()
+  end
+  if left == 0 then return out end
+  local K_RES = res_key(id)
+  local cpu, mem, gpus = free_capacity(w)
+  for i, task_id in ipairs(candidates) do
+    if #out.tasks >= max_tasks or cpu <= 0 or left == 0 then break end
+    if task_id then
+      local st = load_task(task_id)
+      if not st or st.state ~= 'QUEUED' then
+        -- A queue entry without a queued task is left over from a bug or a manual edit: repair it.
+        redis.call('ZREM', K_QUEUE, task_id)
+        candidates[i] = false
+        left = left - 1
+      else
+        local fits = st.cpu <= cpu and st.mem <= mem and st.gpus <= #gpus
+        if fits then
+          for k, v in pairs(st.selector) do
+            if w.labels[k] ~= v then fits = false break end
+          end
+        end
+        if fits then
+          local taken = {}
+          for g = 1, st.gpus do taken[g] = table.remove(gpus, 1) end
+          cpu, mem = cpu - st.cpu, mem - st.mem
+          st.epoch = next_epoch(now_us)
+          st.attempt = st.attempt + 1
+          st.worker, st.session = id, session
+          st.gpu_ids = table.concat(taken, ',')
+          st.deadline = now_ms + ack_timeout
+          local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
+          if err then return err end
+          save_task(st)
+          redis.call('ZREM', K_QUEUE, task_id)
+          redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
+          redis.call('HSET', K_RES, task_id, res_value(st))
+          out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
+                                       gpu_ids = st.gpu_ids, spec = redis.call('HGET', K_SPECS, task_id) or '{}'}
+          candidates[i] = false
+          left = left - 1
+          assigned_any = true
+        end
       end
     end
-    if fits then
-      local taken = {}
-      for i = 1, st.gpus do taken[i] = table.remove(gpus, 1) end
-      cpu, mem = cpu - st.cpu, mem - st.mem
-      st.epoch = next_epoch(now_us)
-      st.attempt = st.attempt + 1
-      st.worker, st.session = id, session
-      st.gpu_ids = table.concat(taken, ',')
-      st.deadline = now_ms + ack_timeout
-      local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
-      if err then return err end
-      save_task(st)
-      redis.call('ZREM', K_QUEUE, task_id)
-      redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
-      redis.call('HSET', K_RES, task_id, res_value(st))
-      out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
-                                   gpu_ids = st.gpu_ids, spec = redis.call('HGET', K_SPECS, task_id) or '{}'}
-    end
   end
+  return out
 end
-out.queued = redis.call('ZCARD', K_QUEUE)
+
+local answers = {}
+for i = 8, #ARGV, 2 do
+  local answer = claim_for(ARGV[i], ARGV[i + 1])
+  if answer.err then return answer end
+  answers[#answers + 1] = answer
+end
+local out = {r = 'OK', workers = answers, queued = redis.call('ZCARD', K_QUEUE)}
 local answer = reply(out)
-if #out.tasks > 0 then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end
+if assigned_any then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end
 return answer

@@ -4,6 +4,7 @@ import io.rlscheduler.core.Assignment;
 import io.rlscheduler.core.ClaimResult;
 import io.rlscheduler.core.ClaimStatus;
 import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.WorkerSession;
 import io.rlscheduler.protocol.ExecuteTask;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,8 +20,9 @@ import org.slf4j.LoggerFactory;
  * is submitted, a worker joins, capacity is freed or the reaper re-queued something (and by a
  * slow backstop timer); triggers that arrive while a round runs are coalesced into one more round.
  *
- * <p>A round claims for every connected worker at once through the lease core's claim script
- * (asynchronously: no thread waits on Redis) and sends each assignment to its worker's channel.
+ * <p>A round claims for every connected worker through the lease core's claim script, one script
+ * run per {@value #CLAIM_CHUNK} workers, the order rotated each round (asynchronously: no thread
+ * waits on Redis), and sends each assignment to its worker's channel.
  * If the channel is gone by then, the assignment is not lost: its ack deadline passes and the
  * reaper puts it back in the queue. Thread-safe.
  *
@@ -33,6 +35,9 @@ import org.slf4j.LoggerFactory;
 public final class Dispatcher {
 
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+
+    /** Workers per claim script run. */
+    static final int CLAIM_CHUNK = 64;
 
     private final LeaseCore core;
     private final java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership;
@@ -154,30 +159,46 @@ public final class Dispatcher {
             return;
         }
         rounds.incrementAndGet();
-        List<ConnectedWorker> workers = registry.snapshot();
-        List<CompletableFuture<ClaimResult>> claims = new ArrayList<>(workers.size());
-        for (ConnectedWorker worker : workers) {
-            if (!worker.getChannel().isActive()) {
-                continue;
+        List<ConnectedWorker> all = registry.snapshot();
+        List<ConnectedWorker> workers = new ArrayList<>(all.size());
+        for (ConnectedWorker w : all) {
+            if (w.getChannel().isActive()) {
+                workers.add(w);
             }
-            claims.add(core.claim(worker.getWorkerId(), worker.getSessionId(), batchSize, "c-" + UUID.randomUUID(), leader)
-                    .thenApply(result -> {
-                        deliver(worker, result);
-                        return result;
+        }
+        // Rotated each round, so that when there is less work than room the first workers in the
+        // registry do not always get it; claimed in chunks, one script run each.
+        if (!workers.isEmpty()) {
+            java.util.Collections.rotate(workers, -(int) (rounds.get() % workers.size()));
+        }
+        List<CompletableFuture<List<ClaimResult>>> claims = new ArrayList<>();
+        for (int from = 0; from < workers.size(); from += CLAIM_CHUNK) {
+            List<ConnectedWorker> chunk = workers.subList(from, Math.min(workers.size(), from + CLAIM_CHUNK));
+            List<WorkerSession> targets = new ArrayList<>(chunk.size());
+            for (ConnectedWorker w : chunk) {
+                targets.add(new WorkerSession(w.getWorkerId(), w.getSessionId()));
+            }
+            claims.add(core.claim(targets, batchSize, "c-" + UUID.randomUUID(), leader)
+                    .thenApply(results -> {
+                        for (int i = 0; i < chunk.size(); i++) {
+                            deliver(chunk.get(i), results.get(i));
+                        }
+                        return results;
                     })
                     .exceptionally(e -> {
-                        log.warn("claim for worker {} failed: {}", worker.getWorkerId(), e.toString());
-                        return null;
+                        log.warn("claim for {} workers failed: {}", chunk.size(), e.toString());
+                        return List.of();
                     }));
         }
         CompletableFuture.allOf(claims.toArray(new CompletableFuture<?>[0])).whenComplete((v, e) -> {
             boolean full = false;
             boolean sawEmpty = false;
-            for (CompletableFuture<ClaimResult> f : claims) {
-                ClaimResult r = f.getNow(null);
-                if (r != null && r.getStatus() == ClaimStatus.OK) {
-                    full |= r.getAssignments().size() >= batchSize;
-                    sawEmpty |= r.getQueued() == 0;
+            for (CompletableFuture<List<ClaimResult>> f : claims) {
+                for (ClaimResult r : f.getNow(List.of())) {
+                    if (r.getStatus() == ClaimStatus.OK) {
+                        full |= r.getAssignments().size() >= batchSize;
+                        sawEmpty |= r.getQueued() == 0;
+                    }
                 }
             }
             if (sawEmpty && !full) {
