@@ -169,7 +169,8 @@ public final class LeaseCore implements AutoCloseable {
                 task.getSpecJson()};
         return submits.call(call).thenCompose(r -> {
             if ("OK".equals(r.get("r").asText())) {
-                return CompletableFuture.completedFuture(new SubmitResult(true, Replies.task(r.get("task"), task.getSpecJson())));
+                return CompletableFuture.completedFuture(new SubmitResult(true, Replies.queued(task, r.get("seq").asLong(),
+                        r.get("at").asLong(), maxAttempts, maxLosses)));
             }
             return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
                     t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));

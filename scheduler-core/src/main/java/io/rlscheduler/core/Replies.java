@@ -99,6 +99,18 @@ final class Replies {
                 history, specJson == null ? "{}" : specJson, st.path("run_dir").asText(""));
     }
 
+    /**
+     * The record submit.lua writes for a new task, built from the submission and the two values
+     * only Redis knows (submit sequence and creation time), so the script need not encode it again
+     * for the reply. Must match submit.lua's initial record (LeaseScriptsIT compares them).
+     */
+    static TaskRecord queued(TaskDefinition task, long seq, long at, int maxAttempts, int maxLeaseLosses) {
+        return new TaskRecord(task.getTaskId(), TaskState.QUEUED, task.getPriority(), seq, task.getGpus(),
+                task.getCpuSlots(), task.getMemoryBytes(), task.getSelector(), task.getOwner(), task.getTraceId(),
+                maxAttempts, maxLeaseLosses, 0, 0, 0L, "", List.of(), false, null, "", "", "submitted", at, at, 0L,
+                List.of(new TaskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "");
+    }
+
     static WriteResult write(JsonNode r) {
         String code = r.get("r").asText();
         WriteStatus status = "OK".equals(code) ? WriteStatus.APPLIED : WriteStatus.valueOf(code);

@@ -55,6 +55,8 @@ class LeaseScriptsIT {
         SubmitResult result = join(core.submit(task("t1", 1)));
         assertThat(result.isCreated()).isTrue();
         TaskRecord t = record("t1");
+        // The submit answer builds the new record in Java; it must be the one Redis holds.
+        assertThat(result.getTask().toString()).isEqualTo(t.toString());
         assertThat(t.getState()).isEqualTo(TaskState.QUEUED);
         assertThat(t.getSpecJson()).isEqualTo("{\"script\":\"train.py\",\"lr\":0.123456789012345678}");
         assertThat(t.getOwner()).isEqualTo("alice");

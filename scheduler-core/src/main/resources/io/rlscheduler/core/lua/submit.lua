@@ -1,4 +1,5 @@
--- submit.lua: adds tasks to the queue; idempotent by task id. One call carries one or more
+-- submit.lua: adds tasks to the queue; idempotent by task id. The initial record written here is
+-- mirrored by Replies.queued in Java (a test compares the two). One call carries one or more
 -- submissions (LeaseCore coalesces concurrent ones), each decided on its own exactly as if it
 -- came alone, in order (so two submissions of one id in one call: the second answers EXISTS).
 -- KEYS: the 16 core keys (lib.lua), then one per submission:
@@ -7,7 +8,9 @@
 --       task id, priority 0..999, gpus, cpu slots, memory bytes, selector JSON object, owner,
 --       trace id, max attempts, max lease losses, spec JSON (opaque)
 -- Returns a JSON array, one answer per submission in order:
---   {r="OK", task=<state>} or {r="EXISTS"} (the caller reads the existing record itself)
+--   {r="OK", seq=<submit seq>, at=<created at, ms>} (the caller knows the rest of the new record:
+--   every other field is the submission's or the initial value below, as Replies.queued builds it)
+--   or {r="EXISTS"} (the caller reads the existing record itself)
 EVENTS_MAXLEN = tonumber(ARGV[1])
 local now_ms = now_parts()
 
@@ -34,7 +37,7 @@ local function submit(k_owner, a)
   redis.call('ZADD', k_owner, seq, id)
   emit('task', {task = id, from = '', to = 'QUEUED', epoch = '0', worker = '', attempt = 0,
                 reason = 'submitted', via = 'submit', at = now_ms})
-  return {r = 'OK', task = st}
+  return {r = 'OK', seq = seq, at = now_ms}
 end
 
 local out = {}
