@@ -32,6 +32,17 @@ local candidates = nil
 local left = 0
 local assigned_any = false
 
+-- Epochs of this run: max(last + 1, now in us) for the first, then one more each; the counter is
+-- written once at the end (and before an error answer: epochs handed out never repeat).
+local last_epoch = nil
+local function take_epoch()
+  if last_epoch == nil then
+    last_epoch = math.max(tonumber(redis.call('GET', K_EPOCH) or '0') + 1, now_us) - 1
+  end
+  last_epoch = last_epoch + 1
+  return fmt(last_epoch)
+end
+
 local function load_candidates()
   candidates = redis.call('ZRANGE', K_QUEUE, 0, scan_limit - 1)
   left = #candidates
@@ -70,7 +81,7 @@ local function claim_for(id, session)
           local taken = {}
           for g = 1, st.gpus do taken[g] = table.remove(gpus, 1) end
           cpu, mem = cpu - st.cpu, mem - st.mem
-          st.epoch = next_epoch(now_us)
+          st.epoch = take_epoch()
           st.attempt = st.attempt + 1
           st.worker, st.session = id, session
           st.gpu_ids = table.concat(taken, ',')
@@ -96,9 +107,13 @@ end
 local answers = {}
 for i = 8, #ARGV, 2 do
   local answer = claim_for(ARGV[i], ARGV[i + 1])
-  if answer.err then return answer end
+  if answer.err then
+    if last_epoch ~= nil then redis.call('SET', K_EPOCH, fmt(last_epoch)) end
+    return answer
+  end
   answers[#answers + 1] = answer
 end
+if last_epoch ~= nil then redis.call('SET', K_EPOCH, fmt(last_epoch)) end
 local out = {r = 'OK', workers = answers, queued = redis.call('ZCARD', K_QUEUE)}
 local answer = reply(out)
 if assigned_any then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end

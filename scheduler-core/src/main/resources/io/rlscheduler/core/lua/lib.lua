@@ -72,13 +72,6 @@ local function queue_score(st)
   return (999 - st.priority) * 1e12 + st.seq
 end
 
-local function next_epoch(now_us)
-  local last = tonumber(redis.call('GET', K_EPOCH) or '0')
-  local epoch = math.max(last + 1, now_us)
-  redis.call('SET', K_EPOCH, fmt(epoch))
-  return fmt(epoch)
-end
-
 local function emit(kind, fields)
   local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', kind}
   for k, v in pairs(fields) do
