@@ -4,8 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +54,72 @@ class RunDirectoriesIT {
         assertThat(second.getRunDir()).isNotEqualTo(first.getRunDir());
         assertThat(again.getRunDir()).isEqualTo(second.getRunDir());
         assertThat(checkpoint.getParent()).isDirectory();
+    }
+
+    @Test
+    void preparingAnAttemptAgainReplacesItsParameterFileAndLeavesNoTemporaryFile() throws Exception {
+        RunDirectories runs = new RunDirectories(temp);
+        runs.prepare("t", 1, Map.of("a", 1));
+        RunDirectories.Attempt again = runs.prepare("t", 1, Map.of("a", 2));
+
+        assertThat(new ObjectMapper().readTree(again.getParametersFile().toFile()).toString()).isEqualTo("{\"a\":2}");
+        try (var files = Files.list(again.getRunDir())) {
+            assertThat(files).containsExactly(again.getParametersFile());
+        }
+    }
+
+    @Test
+    void theParameterFileIsTheOwnersOnlyWhetherWrittenFreshOrReplaced() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                FileSystems.getDefault().supportedFileAttributeViews().contains("posix"));
+        RunDirectories runs = new RunDirectories(temp);
+        Path fresh = runs.prepare("t", 1, Map.of("a", 1)).getParametersFile();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(fresh))).isEqualTo("rw-------");
+        Path replaced = runs.prepare("t", 1, Map.of("a", 2)).getParametersFile();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(replaced))).isEqualTo("rw-------");
+    }
+
+    @Test
+    void aRootRemovedAfterItWasCreatedIsCreatedAgain() throws Exception {
+        Path root = temp.resolve("runs");
+        RunDirectories runs = new RunDirectories(root);
+        runs.prepare("t", 1, Map.of());
+        try (var walk = Files.walk(root)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        assertThat(root).doesNotExist();
+
+        RunDirectories.Attempt attempt = runs.prepare("t", 2, Map.of("a", 1));
+
+        assertThat(attempt.getParametersFile()).isRegularFile();
+        assertThat(attempt.getCheckpointDir()).isDirectory();
+    }
+
+    @Test
+    void refusesARunDirectoryThatIsASymbolicLink() throws Exception {
+        Path root = Files.createDirectories(temp.resolve("root"));
+        Path elsewhere = Files.createDirectories(temp.resolve("elsewhere"));
+        Files.createDirectories(root.resolve("t"));
+        Files.createSymbolicLink(root.resolve("t/attempt-1"), elsewhere);
+        assertThatThrownBy(() -> new RunDirectories(root).prepare("t", 1, Map.of("a", 1)))
+                .isInstanceOf(TaskLaunchException.class).hasMessageContaining("not a plain directory");
+        try (var files = Files.list(elsewhere)) {
+            assertThat(files).as("nothing written through the link").isEmpty();
+        }
+    }
+
+    @Test
+    void aParameterFileThatIsASymbolicLinkIsReplacedNotWrittenThrough() throws Exception {
+        Path root = Files.createDirectories(temp.resolve("root"));
+        Path target = Files.writeString(temp.resolve("elsewhere.json"), "untouched");
+        Files.createDirectories(root.resolve("t/attempt-1"));
+        Files.createSymbolicLink(root.resolve("t/attempt-1/params.json"), target);
+
+        RunDirectories.Attempt attempt = new RunDirectories(root).prepare("t", 1, Map.of("a", 1));
+
+        assertThat(Files.readString(target)).isEqualTo("untouched");
+        assertThat(Files.isRegularFile(attempt.getParametersFile(), LinkOption.NOFOLLOW_LINKS)).isTrue();
+        assertThat(Files.readString(attempt.getParametersFile())).contains("\"a\"");
     }
 
     @Test
