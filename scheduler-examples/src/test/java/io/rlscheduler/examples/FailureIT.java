@@ -176,6 +176,34 @@ class FailureIT {
     }
 
     @Test
+    void anEndThatCannotBeRecordedInRedisAtOnceIsRetriedUntilItIsThenReported() throws Exception {
+        SchedulerMaster master = master("m1");
+        FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));
+        SchedulerWorker worker = closing(worker("wa", master, RedisURI.create("redis://127.0.0.1:" + toRedis.getPort())));
+        TaskHandle run = master.submit(marked("retry-1", 12, 0.05));
+        await().atMost(WAIT).until(() -> printedLines("retry-1", 1) >= 6);
+        toRedis.cut();
+        Path marks = dir.resolve("runs/retry-1/checkpoints/marks.log");
+        await().atMost(WAIT).until(() -> Files.readString(marks).contains("stop "));
+        await().atMost(WAIT).until(() -> ProcessTree.descendants(ProcessHandle.current().pid()).stream()
+                .noneMatch(pid -> cmdline(pid).contains("marked.py")));
+        // The script has ended, but its end cannot reach Redis: the worker keeps the attempt (and
+        // its lease) and retries instead of reporting anything to the master.
+        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(2)).until(() ->
+                master.getTask("retry-1").orElseThrow().getState() == TaskState.RUNNING
+                        && worker.getRunningTaskIds().contains("retry-1"));
+        toRedis.pass();
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getWorkerId()).isEqualTo("wa");
+        assertThat(result.getAttempts()).isEqualTo(1);
+        assertThat(result.getRecord().getLeaseLosses()).isZero();
+        await().atMost(Duration.ofSeconds(20)).until(() -> logLines("retry-1").stream()
+                .anyMatch(l -> l.startsWith("##RLS_END state=SUCCEEDED complete=true last=12")));
+        assertThat(outputLines("retry-1")).hasSize(12);
+    }
+
+    @Test
     void taskStoppedByTheLauncherForLackOfKeepalivesIsALeaseLossNotAFailure() throws Exception {
         // Found by the chaos run (seed 42): Redis restarted, the launcher's keepalive timeout
         // stopped a task (SIGTERM, exit 143), a lease renewal succeeded just before the worker

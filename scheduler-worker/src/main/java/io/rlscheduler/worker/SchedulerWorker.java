@@ -3,6 +3,7 @@ package io.rlscheduler.worker;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.google.protobuf.MessageLite;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -55,10 +56,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -98,8 +101,15 @@ import org.slf4j.LoggerFactory;
 public final class SchedulerWorker implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SchedulerWorker.class);
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+    private static final ObjectReader PARAMETERS = new ObjectMapper()
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .readerFor(new TypeReference<LinkedHashMap<String, Object>>() { });
+    /** Longest wait for one answer to the call that records an attempt's end; then it is retried. */
+    private static final long FINISH_CALL_TIMEOUT_SECONDS = 10;
+    /** First delay before recording an attempt's end is retried; doubles up to the maximum. */
+    private static final long FINISH_RETRY_MIN_MILLIS = 100;
+    /** Longest delay between retries of recording an attempt's end. */
+    private static final long FINISH_RETRY_MAX_MILLIS = 2_000;
 
     /** Default grace between TERM and KILL when a task is stopped. */
     public static final Duration DEFAULT_KILL_GRACE = Duration.ofSeconds(10);
@@ -375,9 +385,9 @@ public final class SchedulerWorker implements AutoCloseable {
         Attempt attempt = null;
         TaskExecution execution;
         try {
-            Map<String, Object> parameters = JSON.readValue(
-                    task.getParametersJson().isEmpty() ? "{}" : task.getParametersJson(),
-                    new TypeReference<LinkedHashMap<String, Object>>() { });
+            String json = task.getParametersJson();
+            Map<String, Object> parameters = json.isEmpty() || json.equals("{}") ? new LinkedHashMap<>()
+                    : PARAMETERS.readValue(json);
             RunDirectories.Attempt dirs = runDirectories.prepare(task.getTaskId(), task.getAttempt(), parameters);
             attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
                     new MetricsCollector(1000), dirs.getRunDir());
@@ -404,8 +414,10 @@ public final class SchedulerWorker implements AutoCloseable {
         Attempt started = attempt;
         started.setExecution(execution);
         send(ExecuteTaskAck.newBuilder().setTaskId(task.getTaskId()).setEpoch(task.getEpoch()).setAccepted(true).build());
-        log.info("task {} attempt {} started (epoch {}, GPUs {})", task.getTaskId(), task.getAttempt(), task.getEpoch(),
-                task.getResources().getGpuIdsList());
+        if (log.isDebugEnabled()) {
+            log.debug("task {} attempt {} started (epoch {}, GPUs {})", task.getTaskId(), task.getAttempt(),
+                    task.getEpoch(), task.getResources().getGpuIdsList());
+        }
         if (task.getTimeoutMs() > 0) {
             started.setTimeout(timers.schedule(() -> stop(started, StopReason.TIMED_OUT), task.getTimeoutMs(),
                     TimeUnit.MILLISECONDS));
@@ -413,7 +425,17 @@ public final class SchedulerWorker implements AutoCloseable {
         if (started.getRequestedStop() != StopReason.NONE) {
             execution.stop(started.getRequestedStop(), config.killGrace);
         }
-        execution.completion().thenAcceptAsync(result -> exited(started, result), taskThreads);
+        CompletableFuture<ExecutionResult> completion = execution.completion();
+        if (completion.isDone()) {
+            // Already over (an executor that runs its work inline): exited() does not block, so
+            // it runs here rather than on yet another task thread.
+            completion.thenAccept(result -> exited(started, result)).exceptionally(e -> exitFailed(started, e));
+        } else {
+            // Not on the thread that completes the execution: an executor's own thread (the
+            // process supervisor's, for PythonTaskExecutor) is not ours to hold up.
+            completion.thenAcceptAsync(result -> exited(started, result), taskThreads)
+                    .exceptionally(e -> exitFailed(started, e));
+        }
     }
 
     private void track(Attempt attempt) {
@@ -451,6 +473,12 @@ public final class SchedulerWorker implements AutoCloseable {
                 execution.stop(reason, config.killGrace);
             }
         }
+    }
+
+    private Void exitFailed(Attempt attempt, Throwable e) {
+        log.error("task {} epoch {}: handling the end of its attempt failed", attempt.getLease().getTaskId(),
+                attempt.getLease().getEpoch(), e);
+        return null;
     }
 
     private void exited(Attempt attempt, ExecutionResult result) {
@@ -497,63 +525,133 @@ public final class SchedulerWorker implements AutoCloseable {
         ended(attempt, outcome, result.getExitCode(), error, status);
     }
 
-    /** Records the outcome in Redis (unless fenced), then queues the report for the master. */
+    /**
+     * Records the outcome in Redis (unless fenced; see {@link FinishRecorder}), then reports it to
+     * the master. Returns at once: no thread waits for Redis.
+     */
     private void ended(Attempt attempt, TaskState outcome, Integer exitCode, String error, TaskReportStatus status) {
-        TaskReportStatus reported = status;
-        if (outcome != null) {
-            WriteResult written = finishInRedis(attempt, outcome, exitCode, error);
+        if (outcome == null) {
+            report(attempt, exitCode, error, status);
+        } else {
+            new FinishRecorder(attempt, outcome, exitCode, error, status).call();
+        }
+    }
+
+    /**
+     * Records how an attempt ended in Redis and then reports it ({@link #report}): in that order,
+     * so the master never hears of an end that Redis does not hold. A call that fails or is not
+     * answered within {@value #FINISH_CALL_TIMEOUT_SECONDS} s is retried after a pause that
+     * doubles from {@value #FINISH_RETRY_MIN_MILLIS} ms to {@value #FINISH_RETRY_MAX_MILLIS} ms, for
+     * as long as the task lease from the attempt's end; after that, or if the worker stops
+     * meanwhile, the attempt is reported FENCED (its lease lapses and the reaper takes the task
+     * back). A repeated call is harmless: Redis answers a replay DUPLICATE. No thread waits: the
+     * calls are asynchronous and the pauses are timers on the worker's event loop, which (unlike
+     * the timer thread, whose heartbeat waits for Redis) is never blocked.
+     */
+    private final class FinishRecorder {
+        private final Attempt attempt;
+        private final TaskState outcome;
+        private final Integer exitCode;
+        private final String error;
+        private final TaskReportStatus status;
+        private final long deadline = System.nanoTime() + config.coreOptions.getTaskLease().toNanos();
+        private long pauseMillis = FINISH_RETRY_MIN_MILLIS;
+
+        FinishRecorder(Attempt attempt, TaskState outcome, Integer exitCode, String error, TaskReportStatus status) {
+            this.attempt = attempt;
+            this.outcome = outcome;
+            this.exitCode = exitCode;
+            this.error = error;
+            this.status = status;
+        }
+
+        void call() {
+            CompletableFuture<WriteResult> call;
+            try {
+                call = core.finish(attempt.getLease(), config.workerId, sessionId, outcome, exitCode, error,
+                        attempt.getMetrics().latestJson(), attempt.getRunDir().toString());
+            } catch (RuntimeException e) {
+                call = CompletableFuture.failedFuture(e);
+            }
+            call.orTimeout(FINISH_CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS).whenComplete(this::answered);
+        }
+
+        private void answered(WriteResult written, Throwable failure) {
+            if (failure == null) {
+                recorded(written);
+                return;
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            String taskId = attempt.getLease().getTaskId();
+            if (System.nanoTime() > deadline) {
+                log.error("could not record the end of task {} in Redis: {}", taskId, cause.toString());
+                recorded(null);
+                return;
+            }
+            log.warn("recording the end of task {} failed ({}); retrying in {} ms", taskId, cause.toString(), pauseMillis);
+            long pause = pauseMillis;
+            pauseMillis = Math.min(pauseMillis * 2, FINISH_RETRY_MAX_MILLIS);
+            try {
+                group.schedule(this::call, pause, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException stopping) {
+                log.warn("worker {} is stopping: the end of task {} was not recorded in Redis", config.workerId, taskId);
+                recorded(null);
+            }
+        }
+
+        private void recorded(WriteResult written) {
+            TaskReportStatus reported = status;
             if (written == null || !written.isAccepted()) {
                 log.warn("task {} epoch {} ended {} but Redis answered {}: the attempt was fenced",
                         attempt.getLease().getTaskId(), attempt.getLease().getEpoch(), outcome,
                         written == null ? "nothing" : written.getStatus());
                 reported = TaskReportStatus.TASK_REPORT_STATUS_FENCED;
             }
+            report(attempt, exitCode, error, reported);
         }
-        TaskStatusReport.Builder report = TaskStatusReport.newBuilder()
-                .setTaskId(attempt.getLease().getTaskId()).setEpoch(attempt.getLease().getEpoch())
-                .setAttempt(attempt.getTask().getAttempt()).setStatus(reported)
-                .setErrorMessage(error == null ? "" : error).setFinalMetricsJson(attempt.getMetrics().latestJson())
-                .setLastLogSequence(attempt.getLogs().getLastSequence()).setEndedAtUnixMs(System.currentTimeMillis())
-                .setRunDir(attempt.getRunDir().toString());
-        if (exitCode != null) {
-            report.setHasExitCode(true).setExitCode(exitCode);
-        }
-        attempt.setReport(report.build());
-        attempt.setEnded();
-        attempt.getLogs().close();
-        log.info("task {} attempt {} ended: {} (exit {})", attempt.getLease().getTaskId(), attempt.getTask().getAttempt(),
-                reported, exitCode);
-        Channel channel = link.readyChannel();
-        if (channel != null) {
-            channel.writeAndFlush(attempt.getReport());
-        }
-        group.execute(this::flushLogs);
     }
 
-    private WriteResult finishInRedis(Attempt attempt, TaskState outcome, Integer exitCode, String error) {
-        long deadline = System.nanoTime() + config.coreOptions.getTaskLease().toNanos();
-        long backoff = 100;
-        while (true) {
-            try {
-                return core.finish(attempt.getLease(), config.workerId, sessionId, outcome, exitCode, error,
-                        attempt.getMetrics().latestJson(), attempt.getRunDir().toString()).get(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            } catch (Exception e) {
-                if (System.nanoTime() > deadline) {
-                    log.error("could not record the end of task {} in Redis: {}", attempt.getLease().getTaskId(), e.toString());
-                    return null;
-                }
-                log.warn("recording the end of task {} failed ({}); retrying", attempt.getLease().getTaskId(), e.toString());
-                try {
-                    Thread.sleep(backoff); // retry pacing on a task thread while Redis is away
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return null;
-                }
-                backoff = Math.min(backoff * 2, 2_000);
+    /**
+     * Marks the attempt ended and queues its report for the master (kept until acknowledged);
+     * sends its last output lines and the report now if connected. Runs on the event loop.
+     */
+    private void report(Attempt attempt, Integer exitCode, String error, TaskReportStatus reported) {
+        Runnable report = () -> {
+            TaskStatusReport.Builder msg = TaskStatusReport.newBuilder()
+                    .setTaskId(attempt.getLease().getTaskId()).setEpoch(attempt.getLease().getEpoch())
+                    .setAttempt(attempt.getTask().getAttempt()).setStatus(reported)
+                    .setErrorMessage(error == null ? "" : error).setFinalMetricsJson(attempt.getMetrics().latestJson())
+                    .setLastLogSequence(attempt.getLogs().getLastSequence()).setEndedAtUnixMs(System.currentTimeMillis())
+                    .setRunDir(attempt.getRunDir().toString());
+            if (exitCode != null) {
+                msg.setHasExitCode(true).setExitCode(exitCode);
             }
+            attempt.setReport(msg.build());
+            attempt.setEnded();
+            attempt.getLogs().close();
+            if (reported != TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED) {
+                log.info("task {} attempt {} ended: {} (exit {})", attempt.getLease().getTaskId(),
+                        attempt.getTask().getAttempt(), reported, exitCode);
+            } else if (log.isDebugEnabled()) {
+                log.debug("task {} attempt {} ended: {} (exit {})", attempt.getLease().getTaskId(),
+                        attempt.getTask().getAttempt(), reported, exitCode);
+            }
+            Channel channel = link.readyChannel();
+            if (channel != null) {
+                // Its last lines first: the master can then end its log as soon as the report comes.
+                writeLogs(channel, attempt);
+                channel.writeAndFlush(attempt.getReport());
+            }
+        };
+        if (group.next().inEventLoop()) {
+            report.run();
+            return;
+        }
+        try {
+            group.execute(report);
+        } catch (RejectedExecutionException stopping) {
+            report.run(); // the worker is stopping: no channel to write to, but the attempt ends
         }
     }
 
@@ -578,20 +676,27 @@ public final class SchedulerWorker implements AutoCloseable {
         }
         boolean wrote = false;
         for (Attempt a : attempts.values()) {
-            LogBuffer logs = a.getLogs();
-            while (channel.isWritable()) {
-                List<LogLine> batch = logs.nextBatch(config.logBatchLines, 512 * 1024);
-                if (batch.isEmpty()) {
-                    break;
-                }
-                channel.write(LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch())
-                        .addAllLines(batch).build());
-                wrote = true;
-            }
+            wrote |= writeLogs(channel, a);
         }
         if (wrote) {
             channel.flush();
         }
+    }
+
+    /** Writes the attempt's lines not yet sent on this channel, while it is writable; does not flush. */
+    private boolean writeLogs(Channel channel, Attempt attempt) {
+        LogBuffer logs = attempt.getLogs();
+        boolean wrote = false;
+        while (channel.isWritable()) {
+            List<LogLine> batch = logs.nextBatch(config.logBatchLines, 512 * 1024);
+            if (batch.isEmpty()) {
+                break;
+            }
+            channel.write(LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch())
+                    .addAllLines(batch).build());
+            wrote = true;
+        }
+        return wrote;
     }
 
     // ------------------------------------------------------------------------------------------
