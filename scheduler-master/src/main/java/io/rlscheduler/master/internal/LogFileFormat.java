@@ -20,6 +20,8 @@ package io.rlscheduler.master.internal;
  */
 final class LogFileFormat {
 
+    private static final java.util.regex.Pattern WHITESPACE = java.util.regex.Pattern.compile("\\s+");
+
     static final String HEADER_PREFIX = "TRACE_ID:";
     static final String ATTEMPT_PREFIX = "##RLS_ATTEMPT ";
     static final String END_PREFIX = "##RLS_END ";
@@ -71,7 +73,13 @@ final class LogFileFormat {
         if (finalState == null || finalState.isBlank()) {
             return "UNKNOWN";
         }
-        return finalState.strip().replaceAll("\\s+", "_");
+        String state = finalState.strip();
+        for (int i = 0; i < state.length(); i++) {
+            if (Character.isWhitespace(state.charAt(i))) {
+                return WHITESPACE.matcher(state).replaceAll("_");
+            }
+        }
+        return state; // the usual case: a state name, written once per attempt
     }
 
     /** Returns the file line that stores an output line already made one line by {@link #oneLine}. */

@@ -78,7 +78,21 @@ import org.slf4j.LoggerFactory;
  * task's state and file are touched only by its own I/O thread, in call order. Futures complete
  * on that thread: dependent stages must be short and must not block (a Netty
  * {@code writeAndFlush} is fine). Data is written to the OS before a future completes; a file is
- * forced to disk when its attempt ends and when the manager closes, not per batch.
+ * forced to disk once its attempt has ended (on a sync thread, below) and when the manager closes,
+ * not per batch.
+ *
+ * <h2>Durability of an ended attempt</h2>
+ * When an attempt ends ({@link #complete}, {@link #abandon}), its I/O thread writes the end marker
+ * and closes the file, then hands the file to a sync thread ({@link Limits#syncThreads()} of them,
+ * "rls-log-sync-N", tasks spread over them by id) and goes on with other tasks' lines at once: an
+ * fsync takes from a tenth of a millisecond to many on a busy disk, and on the I/O thread it would
+ * hold up every other task's writes and acknowledgements behind it. The sync thread forces the
+ * file to disk and only then gives the attempt's followers their END_OF_STREAM; a follower that
+ * subscribes after the end but before the force waits for it as well. So whoever has seen an
+ * attempt's END_OF_STREAM from this manager can rely on the whole log of that attempt being on
+ * disk. {@link #close()} forces the files still queued before it ends the followers. A
+ * force that fails is logged (ERROR) and the followers still get their END_OF_STREAM, as when
+ * the end marker itself cannot be written.
  *
  * <p>Followers' consumers run on delivery threads (a cached pool, "rls-log-follow-N"): one thread
  * at a time per follower, so a slow or blocked consumer holds up only itself. Each follower
@@ -90,7 +104,8 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Resources</h2>
  * At most about {@link Limits#maxOpenFiles()} files are open for writing (least recently used are
- * closed; a file is also closed when its attempt ends); the states of at most about
+ * closed; a file is also closed when its attempt ends), and each sync thread has at most one open
+ * while it forces it; the states of at most about
  * {@link Limits#maxCachedTasks()} tasks are kept (least recently used tasks without followers or a
  * pending completion are dropped, and recovered from their file when touched again).
  *
@@ -115,8 +130,16 @@ public final class TaskLogManager implements AutoCloseable {
      *                              followed or have a completion pending)
      * @param followerQueueCapacity live lines one follower may have waiting before it falls back
      *                              to reading the file
+     * @param syncThreads           threads that force the files of ended attempts to disk; tasks
+     *                              are spread over them by id. They mostly wait for the disk, and
+     *                              a journaling file system commits concurrent forces together,
+     *                              so more than one raises the rate of forces a disk sustains
      */
-    public record Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity) {
+    public record Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity,
+                         int syncThreads) {
+
+        /** Default number of sync threads: {@value}. */
+        public static final int DEFAULT_SYNC_THREADS = 4;
 
         /** Checks that each limit is positive. */
         public Limits {
@@ -124,15 +147,21 @@ public final class TaskLogManager implements AutoCloseable {
             requirePositive(maxOpenFiles, "maxOpenFiles");
             requirePositive(maxCachedTasks, "maxCachedTasks");
             requirePositive(followerQueueCapacity, "followerQueueCapacity");
+            requirePositive(syncThreads, "syncThreads");
+        }
+
+        /** Limits with the default number of sync threads, {@value #DEFAULT_SYNC_THREADS}. */
+        public Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity) {
+            this(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, DEFAULT_SYNC_THREADS);
         }
 
         /**
          * Returns the defaults: half the processors as I/O threads (1 to 4), 256 open files,
-         * 4096 cached tasks, 4096 queued lines per follower.
+         * 4096 cached tasks, 4096 queued lines per follower, 4 sync threads.
          */
         public static Limits defaults() {
             int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
-            return new Limits(threads, 256, 4096, 4096);
+            return new Limits(threads, 256, 4096, 4096, DEFAULT_SYNC_THREADS);
         }
 
         private static void requirePositive(int value, String name) {
@@ -145,6 +174,10 @@ public final class TaskLogManager implements AutoCloseable {
     private final Path directory;
     private final Limits limits;
     private final Stripe[] stripes;
+    private final ThreadPoolExecutor[] syncers;
+    private final FileForcer forcer;
+    /** Per task, the last end whose file is not yet forced (followers that subscribe meanwhile wait for it). */
+    private final ConcurrentHashMap<String, SyncTicket> unsynced = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor delivery;
     private final Set<LogFollower> followers = ConcurrentHashMap.newKeySet();
     private final AtomicInteger openFiles = new AtomicInteger();
@@ -168,7 +201,19 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public TaskLogManager(Path directory, Limits limits) {
+        this(directory, limits, TaskLogManager::force);
+    }
+
+    /** Forces a file's data to disk. A seam for tests, which need to hold a force up. */
+    @FunctionalInterface
+    interface FileForcer {
+        void force(Path file) throws IOException;
+    }
+
+    /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
+    TaskLogManager(Path directory, Limits limits, FileForcer forcer) {
         this.limits = Objects.requireNonNull(limits, "limits");
+        this.forcer = Objects.requireNonNull(forcer, "forcer");
         try {
             this.directory = Files.createDirectories(Objects.requireNonNull(directory, "directory"))
                     .toAbsolutePath().normalize();
@@ -180,6 +225,11 @@ public final class TaskLogManager implements AutoCloseable {
         this.stripes = new Stripe[limits.ioThreads()];
         for (int i = 0; i < stripes.length; i++) {
             stripes[i] = new Stripe(i, perStripeFiles, perStripeTasks);
+        }
+        this.syncers = new ThreadPoolExecutor[limits.syncThreads()];
+        for (int i = 0; i < syncers.length; i++) {
+            syncers[i] = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                    threads("rls-log-sync-" + i + "-"));
         }
         this.delivery = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 threads("rls-log-follow-"));
@@ -268,8 +318,8 @@ public final class TaskLogManager implements AutoCloseable {
     /**
      * Records that an attempt ended, as its worker reported. Once every line up to
      * {@code lastSequence} is written (now, or when the missing lines arrive), the end is written
-     * to the file ({@code RLS_END}), the file is forced to disk and closed, and followers get
-     * END_OF_STREAM with {@code finalState}, marked complete. Lines above {@code lastSequence}
+     * to the file ({@code RLS_END}) and the file closed; then a sync thread forces it to disk, and
+     * only then do followers get END_OF_STREAM with {@code finalState}, marked complete. Lines above {@code lastSequence}
      * are not written afterwards. Stale epochs and repeated calls are ignored. Returns at once.
      *
      * <p>If the missing lines never come (the worker died after reporting), call
@@ -292,8 +342,9 @@ public final class TaskLogManager implements AutoCloseable {
     /**
      * Records that a task ended without its worker reporting the end of its log (failed by the
      * reaper, cancelled while its worker was gone): followers get END_OF_STREAM with
-     * {@code finalState} at once (after the lines already written), marked incomplete with a note
-     * naming {@code reason}; the end is written to the file, so later followers get the same.
+     * {@code finalState} (after the lines already written, and once the file is forced to disk),
+     * marked incomplete with a note naming {@code reason}; the end is written to the file, so later
+     * followers get the same.
      * Lines that still arrive for the attempt are written. Ignored if the current attempt already
      * ended. Returns at once.
      *
@@ -338,7 +389,8 @@ public final class TaskLogManager implements AutoCloseable {
 
     /**
      * Closes the manager: lets the writes already asked for finish, forces the files to disk and
-     * closes them, ends every follower with END_OF_STREAM marked incomplete, and stops the threads
+     * closes them (those of ended attempts still queued for forcing too, whose followers then get
+     * their END_OF_STREAM), ends every other follower with END_OF_STREAM marked incomplete, and stops the threads
      * (waiting up to 10 s for each group; a consumer still blocked then is interrupted). Calls made
      * afterwards fail with IllegalStateException ({@link #follow}) or a failed future. Idempotent.
      */
@@ -358,6 +410,13 @@ public final class TaskLogManager implements AutoCloseable {
         boolean interrupted = false;
         for (Stripe stripe : stripes) {
             interrupted |= awaitTermination(stripe.executor, "log writer");
+        }
+        // Only now: the I/O threads may have queued forces until they stopped.
+        for (ThreadPoolExecutor syncer : syncers) {
+            syncer.shutdown();
+        }
+        for (ThreadPoolExecutor syncer : syncers) {
+            interrupted |= awaitTermination(syncer, "log sync");
         }
         for (LogFollower follower : followers) {
             follower.terminate("the task log manager was closed");
@@ -459,6 +518,97 @@ public final class TaskLogManager implements AutoCloseable {
         });
     }
 
+    /**
+     * Forces an ended attempt's file on its task's sync thread, then ends {@code followers} (and
+     * any that subscribe meanwhile) with {@code endRecord}. Called by the task's I/O thread.
+     */
+    private void syncThenEnd(String taskId, Path path, long epoch, LogRecord endRecord, List<LogFollower> followers) {
+        SyncTicket ticket = new SyncTicket(epoch, endRecord, followers);
+        unsynced.put(taskId, ticket);
+        Runnable sync = () -> {
+            try {
+                forcer.force(path);
+            } catch (IOException | RuntimeException e) {
+                log.error("task {}: cannot force its log file {} to disk: {}", taskId, path, e.toString());
+            } finally {
+                unsynced.remove(taskId, ticket);
+                ticket.finish();
+            }
+        };
+        try {
+            syncers[Math.floorMod(taskId.hashCode(), syncers.length)].execute(sync);
+        } catch (RejectedExecutionException closing) {
+            sync.run(); // cannot happen before the I/O threads stopped; forced here all the same
+        }
+    }
+
+    /** Forces a file's data (and the size needed to read it back) to disk; never through a link. */
+    private static void force(Path file) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            channel.force(false);
+        }
+    }
+
+    /** An ended attempt whose file is queued for forcing, and the followers waiting for that. */
+    private static final class SyncTicket {
+        final long epoch;
+        final LogRecord endRecord;
+        // Guarded by this.
+        private List<LogFollower> ending;
+        private List<LogFollower> lateFollowers;
+        private List<Long> lateLengths;
+        private boolean done;
+
+        SyncTicket(long epoch, LogRecord endRecord, List<LogFollower> ending) {
+            this.epoch = epoch;
+            this.endRecord = endRecord;
+            this.ending = ending;
+        }
+
+        /**
+         * Has a follower that subscribed after the end wait for the force: it is attached at
+         * {@code fileLength} with the end once the file is forced.
+         *
+         * @return false if the file is forced already: attach it now
+         */
+        synchronized boolean defer(LogFollower follower, long fileLength) {
+            if (done) {
+                return false;
+            }
+            if (lateFollowers == null) {
+                lateFollowers = new ArrayList<>(2);
+                lateLengths = new ArrayList<>(2);
+            }
+            lateFollowers.add(follower);
+            lateLengths.add(fileLength);
+            return true;
+        }
+
+        /** The file is forced (or could not be): ends the followers. */
+        void finish() {
+            List<LogFollower> end;
+            List<LogFollower> late;
+            List<Long> lengths;
+            synchronized (this) {
+                done = true;
+                end = ending;
+                late = lateFollowers;
+                lengths = lateLengths;
+                ending = null;
+                lateFollowers = null;
+                lateLengths = null;
+            }
+            for (LogFollower follower : end) {
+                follower.end(endRecord);
+            }
+            if (late != null) {
+                for (int i = 0; i < late.size(); i++) {
+                    late.get(i).attach(lengths.get(i), endRecord); // ended: never live, nothing to add
+                }
+            }
+        }
+    }
+
     private static List<LogLine> inSequenceOrder(List<LogLine> lines) {
         for (int i = 1; i < lines.size(); i++) {
             if (lines.get(i).getSequence() < lines.get(i - 1).getSequence()) {
@@ -539,8 +689,9 @@ public final class TaskLogManager implements AutoCloseable {
         private final int maxOpenFiles;
         private final int maxCachedTasks;
         private final LinkedHashMap<String, TaskLogState> states = new LinkedHashMap<>(64, 0.75f, true);
+        /** The states with an open writer, least recently used first: trim closes from the front. */
+        private final LinkedHashMap<TaskLogState, Boolean> writing = new LinkedHashMap<>(64, 0.75f, true);
         private final Output out = new Output();
-        private int openWriters;
 
         Stripe(int index, int maxOpenFiles, int maxCachedTasks) {
             this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -609,6 +760,12 @@ public final class TaskLogManager implements AutoCloseable {
             } catch (IOException e) {
                 follower.terminate("cannot read the log file: " + e);
                 return;
+            }
+            if (st.ended != null) {
+                SyncTicket ticket = unsynced.get(st.taskId);
+                if (ticket != null && ticket.epoch == st.epoch && ticket.defer(follower, st.length)) {
+                    return; // the end is not on disk yet: the follower gets it once it is
+                }
             }
             if (follower.attach(st.length, st.ended)) {
                 st.followers.add(follower);
@@ -706,8 +863,12 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
-        /** Ends the current attempt: writes RLS_END, forces and closes the file, ends the followers. */
+        /**
+         * Ends the current attempt: writes RLS_END and closes the file, then has a sync thread
+         * force it and end the followers (see "Durability of an ended attempt").
+         */
         private void end(TaskLogState st, String finalState, boolean complete, String note) {
+            boolean written = false;
             try {
                 writer(st);
                 out.reset();
@@ -716,7 +877,7 @@ public final class TaskLogManager implements AutoCloseable {
                 }
                 out.line(LogFileFormat.endMarker(finalState, complete, st.lastSequence, note));
                 commit(st);
-                st.writer.force(false);
+                written = true;
             } catch (IOException e) {
                 // The followers still get their END_OF_STREAM; only later ones may miss it.
                 log.error("task {}: cannot write the end of its log: {}", st.taskId, e.toString());
@@ -730,10 +891,15 @@ public final class TaskLogManager implements AutoCloseable {
             if (complete) {
                 st.sequenceLimit = st.lastSequence;
             }
-            for (LogFollower follower : st.followers) {
-                follower.end(endRecord);
-            }
+            List<LogFollower> ending = st.followers.isEmpty() ? List.of() : new ArrayList<>(st.followers);
             st.followers.clear();
+            if (written) {
+                syncThenEnd(st.taskId, st.path, st.epoch, endRecord, ending);
+            } else {
+                for (LogFollower follower : ending) {
+                    follower.end(endRecord);
+                }
+            }
         }
 
         private void commit(TaskLogState st) throws IOException {
@@ -767,7 +933,7 @@ public final class TaskLogManager implements AutoCloseable {
                 }
                 if (size == st.length) {
                     st.writer = channel;
-                    openWriters++;
+                    writing.put(st, Boolean.TRUE);
                     openFiles.incrementAndGet();
                     return channel;
                 }
@@ -791,7 +957,7 @@ public final class TaskLogManager implements AutoCloseable {
                 log.warn("task {}: closing log file: {}", st.taskId, e.toString());
             }
             st.writer = null;
-            openWriters--;
+            writing.remove(st);
             openFiles.decrementAndGet();
         }
 
@@ -802,6 +968,8 @@ public final class TaskLogManager implements AutoCloseable {
             if (st == null) {
                 st = new TaskLogState(taskId, pathOf(taskId));
                 states.put(taskId, st);
+            } else if (st.writer != null) {
+                writing.get(st); // most recently used
             }
             if (!st.needsRecovery && changedOutside(st)) {
                 log.info("task {}: log file {} changed outside this master ({} bytes, expected {}): another master"
@@ -856,7 +1024,10 @@ public final class TaskLogManager implements AutoCloseable {
             String pendingState = st.pendingFinalState;
             st.startAttempt(-1, 0);
             st.length = 0;
-            if (Files.exists(st.path, LinkOption.NOFOLLOW_LINKS)) {
+            // java.io.File.exists: Files.exists throws (and catches) an exception for a missing
+            // file, which is what every new task's first touch finds. It follows links; a dangling
+            // link then counts as missing and the write that comes next refuses it (NOFOLLOW_LINKS).
+            if (st.path.toFile().exists()) {
                 long lines = 0;
                 try (LogLineReader reader = LogLineReader.open(st.path, 0)) {
                     boolean first = true;
@@ -903,18 +1074,22 @@ public final class TaskLogManager implements AutoCloseable {
             st.needsRecovery = false;
         }
 
-        /** Closes the least recently used files, and drops the least recently used idle states, over the limits. */
+        /**
+         * Closes the least recently used files, and drops the least recently used idle states, over
+         * the limits. Runs after every operation, so it must not walk the states: files are closed
+         * from the front of their own LRU order, and states dropped from the front of theirs
+         * (skipping only the few that are followed or wait for lines).
+         */
         void trim() {
-            if (openWriters <= maxOpenFiles && states.size() <= maxCachedTasks) {
+            while (writing.size() > maxOpenFiles) {
+                closeWriter(writing.keySet().iterator().next());
+            }
+            if (states.size() <= maxCachedTasks) {
                 return;
             }
-            for (Iterator<TaskLogState> it = states.values().iterator(); it.hasNext()
-                    && (openWriters > maxOpenFiles || states.size() > maxCachedTasks);) {
+            for (Iterator<TaskLogState> it = states.values().iterator(); it.hasNext() && states.size() > maxCachedTasks;) {
                 TaskLogState st = it.next();
-                if (openWriters > maxOpenFiles) {
-                    closeWriter(st);
-                }
-                if (states.size() > maxCachedTasks && st.isEvictable()) {
+                if (st.isEvictable()) {
                     closeWriter(st);
                     it.remove();
                 }

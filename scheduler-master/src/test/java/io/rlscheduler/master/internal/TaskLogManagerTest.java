@@ -233,6 +233,20 @@ class TaskLogManagerTest {
     }
 
     @Test
+    void aLogFileThatIsASymbolicLinkIsNeverWrittenThrough() throws Exception {
+        Path target = Files.writeString(root.resolve("elsewhere.txt"), "untouched\n");
+        Files.createSymbolicLink(dir.resolve("linked.log"), target);
+        Files.createSymbolicLink(dir.resolve("dangling.log"), root.resolve("nothing-here.txt"));
+
+        assertThat(logs.open("linked", "tr", 7, 1)).failsWithin(30, TimeUnit.SECONDS);
+        assertThat(logs.open("dangling", "tr", 7, 1)).failsWithin(30, TimeUnit.SECONDS);
+        assertThat(logs.append("dangling", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
+
+        assertThat(Files.readString(target)).isEqualTo("untouched\n");
+        assertThat(root.resolve("nothing-here.txt")).doesNotExist();
+    }
+
+    @Test
     void closeIsIdempotentAndLaterCallsFail() {
         await(logs.open("t1", "tr", 7, 1));
         logs.close();
