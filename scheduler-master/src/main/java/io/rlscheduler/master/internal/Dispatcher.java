@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal;
 
+import io.netty.channel.Channel;
 import io.rlscheduler.core.Assignment;
 import io.rlscheduler.core.ClaimResult;
 import io.rlscheduler.core.ClaimStatus;
@@ -218,17 +219,46 @@ public final class Dispatcher {
             log.debug("worker {} cannot claim: {}", worker.getWorkerId(), result.getStatus());
             return;
         }
+        List<ExecuteTask> batch = new ArrayList<>(result.getAssignments().size());
         for (Assignment a : result.getAssignments()) {
             try {
                 ExecuteTask msg = SpecReader.executeTask(a);
                 logs.open(a.getTaskId(), msg.getTraceId(), a.getEpoch(), a.getAttempt());
-                worker.getChannel().writeAndFlush(msg);
-                sent.incrementAndGet();
-                log.debug("sent task {} epoch {} attempt {} to {}", a.getTaskId(), a.getEpoch(), a.getAttempt(),
-                        worker.getWorkerId());
+                batch.add(msg);
             } catch (java.io.IOException | RuntimeException e) {
                 // The assignment stays ASSIGNED; the reaper re-queues it after its ack deadline.
                 log.error("cannot send task {} to {}: {}", a.getTaskId(), worker.getWorkerId(), e.toString());
+            }
+        }
+        if (!batch.isEmpty()) {
+            send(worker, batch);
+        }
+    }
+
+    /**
+     * Writes a claim's assignments to the worker's channel in one task on its event loop, with one
+     * flush: one system call and one wake-up of the worker for the batch, not one per task.
+     */
+    private void send(ConnectedWorker worker, List<ExecuteTask> batch) {
+        Channel channel = worker.getChannel();
+        try {
+            channel.eventLoop().execute(() -> {
+                for (ExecuteTask msg : batch) {
+                    channel.write(msg);
+                }
+                channel.flush();
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // The connection's event loop is stopping: as for a closed channel, the assignments
+            // stay ASSIGNED and the reaper re-queues them after their ack deadline.
+            log.debug("worker {}: its connection is closing; {} assignments not sent", worker.getWorkerId(), batch.size());
+            return;
+        }
+        sent.addAndGet(batch.size());
+        if (log.isDebugEnabled()) {
+            for (ExecuteTask msg : batch) {
+                log.debug("sent task {} epoch {} attempt {} to {}", msg.getTaskId(), msg.getEpoch(), msg.getAttempt(),
+                        worker.getWorkerId());
             }
         }
     }
