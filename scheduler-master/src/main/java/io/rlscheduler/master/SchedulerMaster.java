@@ -161,7 +161,7 @@ public final class SchedulerMaster implements AutoCloseable {
                     (id, trace, epoch, attempt) -> logs.open(id, trace, epoch, attempt), config.dispatchBatch);
             watcher = new TaskWatcher(core, dispatcher, logs);
             watcher.start();
-            MasterContext context = new MasterContext(masterId, config.secret, options, registry, dispatcher, logs,
+            MasterContext context = new MasterContext(masterId, config.secret, options, registry, dispatcher, logs, watcher,
                     config.handshakeTimeout.toMillis(), this::currentLeadership);
             transport = config.transport;
             boss = transport.newGroup(1, "rls-master-boss");

@@ -20,6 +20,16 @@ import org.slf4j.LoggerFactory;
  * tasks that ended, ends the logs of tasks that ended without their worker's report, triggers a
  * dispatch round when capacity may have been freed, and passes each event to the listeners.
  * Thread-safe.
+ *
+ * <p>A task its worker ended is recorded in Redis first and reported to the master after, so
+ * the event and the report reach this master in either order. The log is ended by the report
+ * ({@link TaskLogManager#complete}); only when the report has not come
+ * {@code 2 × taskLease} after the event does the watcher end the log itself
+ * ({@link TaskLogManager#abandon}). To know that cheaply it pairs events with reports
+ * ({@link #reportArrived}) in two small maps, emptied as the pairs meet, and one timer sweeps
+ * them every {@link #sweepMillis} ms; not one timer per task, which at thousands of tasks a
+ * second would hold millions of timers and later read millions of files back to find their
+ * logs already ended.
  */
 public final class TaskWatcher implements AutoCloseable {
 
@@ -36,17 +46,76 @@ public final class TaskWatcher implements AutoCloseable {
                 return t;
             });
     private final List<Consumer<TaskEvent>> listeners = new CopyOnWriteArrayList<>();
+    /** Task → its end recorded by its worker, while the report has not come (when it is due). */
+    private final ConcurrentHashMap<String, EndWithoutReport> endsAwaitingReport = new ConcurrentHashMap<>();
+    /** Task → when its worker's report came, while the event of its end has not (nanoTime). */
+    private final ConcurrentHashMap<String, Long> reportsAwaitingEnd = new ConcurrentHashMap<>();
+    private final long reportGraceMillis;
+    private final long sweepMillis;
     private EventSubscription subscription;
+
+    private record EndWithoutReport(long dueNanos, String finalState, String reason) {
+    }
 
     public TaskWatcher(LeaseCore core, Dispatcher dispatcher, TaskLogManager logs) {
         this.core = core;
         this.dispatcher = dispatcher;
         this.logs = logs;
+        this.reportGraceMillis = 2 * core.getOptions().getTaskLease().toMillis();
+        this.sweepMillis = Math.max(10, Math.min(1_000, reportGraceMillis / 10));
     }
 
     /** Starts following new events. */
     public void start() {
+        timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
         subscription = core.subscribe("$", this::onEvent);
+    }
+
+    /**
+     * Notes that a worker reported the end of a task's attempt (a final status, not FENCED), so
+     * its log needs no ending by the watcher. Never blocks; called on event loops.
+     */
+    public void reportArrived(String taskId) {
+        if (endsAwaitingReport.remove(taskId) == null) {
+            reportsAwaitingEnd.put(taskId, System.nanoTime());
+            // The event may have come in between: then whichever side sees the other removes both.
+            if (endsAwaitingReport.remove(taskId) != null) {
+                reportsAwaitingEnd.remove(taskId);
+            }
+        }
+    }
+
+    /** Returns how many ends wait for their report and reports for their end. For tests. */
+    int[] unpaired() {
+        return new int[] {endsAwaitingReport.size(), reportsAwaitingEnd.size()};
+    }
+
+    private void endedByWorker(String taskId, String finalState, String reason) {
+        if (reportsAwaitingEnd.remove(taskId) == null) {
+            endsAwaitingReport.put(taskId, new EndWithoutReport(
+                    System.nanoTime() + reportGraceMillis * 1_000_000, finalState, reason));
+            if (reportsAwaitingEnd.remove(taskId) != null) {
+                endsAwaitingReport.remove(taskId);
+            }
+        }
+    }
+
+    /** Ends the logs of tasks whose report is overdue; forgets reports whose event never came. */
+    private void sweep() {
+        long now = System.nanoTime();
+        endsAwaitingReport.forEach((taskId, end) -> {
+            if (now - end.dueNanos() >= 0 && endsAwaitingReport.remove(taskId, end)) {
+                logs.abandon(taskId, end.finalState(), "no report from the worker within " + reportGraceMillis
+                        + " ms after " + end.reason());
+            }
+        });
+        // A report for an end this master never sees as an event (it started after the end, or a
+        // worker resent a report already paired): kept as long as an end waits for a report.
+        reportsAwaitingEnd.forEach((taskId, at) -> {
+            if (now - at >= reportGraceMillis * 1_000_000) {
+                reportsAwaitingEnd.remove(taskId, at);
+            }
+        });
     }
 
     public void addListener(Consumer<TaskEvent> listener) {
@@ -86,10 +155,8 @@ public final class TaskWatcher implements AutoCloseable {
                 } else {
                     // The worker recorded the end in Redis and reports where the log ends; should
                     // that report never come (the worker died just after), followers must still
-                    // end. A no-op when the log was completed meanwhile.
-                    long delay = 2 * core.getOptions().getTaskLease().toMillis();
-                    timer.schedule(() -> logs.abandon(taskId, to.name(), "no report from the worker within "
-                            + delay + " ms after " + reason), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    // end: the sweep sees to it.
+                    endedByWorker(taskId, to.name(), reason);
                 }
                 if (waiting.containsKey(taskId)) {
                     core.getTask(taskId).thenAccept(record -> finishIfEnded(taskId, record));

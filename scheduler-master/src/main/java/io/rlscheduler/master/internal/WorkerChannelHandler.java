@@ -81,6 +81,16 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         ctx.fireChannelInactive();
     }
 
+    /**
+     * Flushes the acknowledgements written while handling what this read brought (a worker
+     * sends reports and heartbeats in bursts): one system call for all of them, not one each.
+     */
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        ctx.flush();
+        ctx.fireChannelReadComplete();
+    }
+
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, MessageLite msg) {
         if (worker == null) {
@@ -97,7 +107,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         }
         if (msg instanceof Heartbeat hb) {
             worker.heartbeat(hb);
-            ctx.writeAndFlush(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build());
+            ctx.write(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build()); // flushed in channelReadComplete
         } else if (msg instanceof LogBatch batch) {
             onLogBatch(ctx, batch);
         } else if (msg instanceof TaskStatusReport report) {
@@ -203,9 +213,11 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             // report only tells the log manager where the attempt's log ends. A FENCED attempt
             // ended without owning the task: the task goes on, and so does its log.
             context.logs.complete(report.getTaskId(), report.getEpoch(), report.getLastLogSequence(), finalState(status));
+            context.watcher.reportArrived(report.getTaskId());
             context.dispatcher.trigger();
         }
-        ctx.writeAndFlush(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
+        // Flushed in channelReadComplete, with the other acknowledgements of the same read.
+        ctx.write(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
                 .setStatus(status).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
     }
 

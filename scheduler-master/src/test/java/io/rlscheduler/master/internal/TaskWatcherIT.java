@@ -1,0 +1,133 @@
+package io.rlscheduler.master.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.Assignment;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.LeaderStatus;
+import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.TaskDefinition;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.master.LogFollow;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The watcher ends the log of a task its worker ended only when the worker's report does not come
+ * within twice the task lease, and pairs reports with events in either order. Real Redis and lease
+ * core; the worker's calls are made here directly, as a worker makes them.
+ */
+class TaskWatcherIT {
+
+    @RegisterExtension
+    static RedisExtension redisExtension = new RedisExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+
+    private RedisClient client;
+    private LeaseCore core;
+    private TaskLogManager logs;
+    private TaskWatcher watcher;
+    private LeaderStatus leader;
+    private final Set<String> seen = ConcurrentHashMap.newKeySet();
+
+    @BeforeEach
+    void start(TestRedis redis, RedisNamespace ns) throws Exception {
+        CoreOptions options = CoreOptions.builder().namespace(ns.name()).heartbeatInterval(Duration.ofMillis(100))
+                .livenessLease(Duration.ofMillis(500)).taskLease(Duration.ofMillis(500)).build();
+        client = RedisClient.create(redis.getUri());
+        core = LeaseCore.create(client, options);
+        logs = new TaskLogManager(dir);
+        Dispatcher dispatcher = new Dispatcher(core, () -> null, new WorkerRegistry(), (id, trace, epoch, attempt) -> { }, 16);
+        watcher = new TaskWatcher(core, dispatcher, logs);
+        watcher.addListener(event -> seen.add(event.getTaskId() + ":" + event.getTo()));
+        watcher.start();
+        core.register(new WorkerRegistration("w1", "s1", Map.of(), 8, 1L << 30, List.of())).get(30, TimeUnit.SECONDS);
+        leader = core.acquireLeadership("m1", "127.0.0.1:1", Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void stop() {
+        watcher.close();
+        logs.close();
+        core.close();
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+
+    /** Submits, claims and acknowledges a task as worker w1, and opens its log as the dispatcher does. */
+    private TaskLease running(String taskId) throws Exception {
+        core.submit(TaskDefinition.builder(taskId).build()).get(30, TimeUnit.SECONDS);
+        await().atMost(WAIT).until(() -> seen.contains(taskId + ":" + TaskState.QUEUED)); // the watcher follows
+        Assignment a = core.claim("w1", "s1", 1, "c-" + taskId, leader).get(30, TimeUnit.SECONDS).getAssignments().get(0);
+        TaskLease lease = new TaskLease(taskId, a.getEpoch());
+        assertThat(core.acknowledge(lease, "w1", "s1").get(30, TimeUnit.SECONDS).isAccepted()).isTrue();
+        LogFixtures.await(logs.open(taskId, "tr", a.getEpoch(), a.getAttempt()));
+        return lease;
+    }
+
+    private void finish(TaskLease lease) throws Exception {
+        assertThat(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null).get(30, TimeUnit.SECONDS)
+                .isAccepted()).isTrue();
+    }
+
+    @Test
+    void anEndWhoseReportNeverComesEndsItsLogAfterTwiceTheTaskLease() throws Exception {
+        TaskLease lease = running("t1");
+        LogFollow follow = logs.follow("t1", record -> { });
+        long before = System.nanoTime();
+        finish(lease);
+
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(System.nanoTime() - before).as("not before twice the task lease")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
+        assertThat(end.isComplete()).isFalse();
+        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getNote()).contains("no report from the worker within 1000 ms");
+        assertThat(watcher.unpaired()).containsExactly(0, 0);
+    }
+
+    @Test
+    void aReportPairsWithItsEndInEitherOrderAndLeavesNothingToSweep() throws Exception {
+        // Report first (the worker's report overtook the event).
+        TaskLease first = running("t1");
+        logs.complete("t1", first.getEpoch(), 0, "SUCCEEDED");
+        watcher.reportArrived("t1");
+        assertThat(watcher.unpaired()).containsExactly(0, 1);
+        finish(first);
+        await().atMost(WAIT).until(() -> seen.contains("t1:" + TaskState.SUCCEEDED));
+        assertThat(watcher.unpaired()).containsExactly(0, 0);
+
+        // Event first.
+        TaskLease second = running("t2");
+        finish(second);
+        await().atMost(WAIT).until(() -> seen.contains("t2:" + TaskState.SUCCEEDED));
+        assertThat(watcher.unpaired()).containsExactly(1, 0);
+        logs.complete("t2", second.getEpoch(), 0, "SUCCEEDED");
+        watcher.reportArrived("t2");
+        assertThat(watcher.unpaired()).containsExactly(0, 0);
+
+        LogRecord end = LogFixtures.await(logs.follow("t2", record -> { }).whenEnded());
+        assertThat(end.isComplete()).isTrue();
+    }
+}
