@@ -27,6 +27,8 @@ public final class MetricsCollector {
     private final ObjectNode latest = JSON.createObjectNode();
     private final ArrayDeque<JsonNode> series = new ArrayDeque<>();
     private long count;
+    /** {@link #latestJson()} until the next metric: asked twice per attempt end, changed rarely. */
+    private String latestJson = "{}";
 
     public MetricsCollector(int seriesLimit) {
         this.seriesLimit = seriesLimit;
@@ -48,6 +50,7 @@ public final class MetricsCollector {
         }
         synchronized (this) {
             latest.setAll((ObjectNode) node);
+            latestJson = null;
             series.addLast(node);
             if (series.size() > seriesLimit) {
                 series.removeFirst();
@@ -59,7 +62,10 @@ public final class MetricsCollector {
 
     /** Returns the latest value of every metric seen, as a JSON object ("{}" if none). */
     public synchronized String latestJson() {
-        return latest.toString();
+        if (latestJson == null) {
+            latestJson = latest.toString();
+        }
+        return latestJson;
     }
 
     /** Returns the last metric objects, oldest first (at most the series limit). */

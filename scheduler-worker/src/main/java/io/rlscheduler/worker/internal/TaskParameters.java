@@ -17,6 +17,16 @@ public final class TaskParameters {
 
     /** Shared; ObjectMapper is thread-safe once configured. */
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    /** What {@link #toJson} writes for no parameters, by the same mapper: written once, copied per call. */
+    private static final byte[] EMPTY_JSON;
+
+    static {
+        try {
+            EMPTY_JSON = JSON.writeValueAsBytes(Map.of());
+        } catch (JsonProcessingException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private TaskParameters() {
     }
@@ -97,6 +107,9 @@ public final class TaskParameters {
      * @throws IllegalArgumentException if a name or value is not acceptable
      */
     public static byte[] toJson(Map<String, Object> parameters) {
+        if (parameters.isEmpty()) {
+            return EMPTY_JSON.clone();
+        }
         for (Map.Entry<String, Object> e : parameters.entrySet()) {
             format(checkName(e.getKey()), e.getValue());
         }

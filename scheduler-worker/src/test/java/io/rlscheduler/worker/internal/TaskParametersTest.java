@@ -85,6 +85,15 @@ class TaskParametersTest {
     }
 
     @Test
+    void writesNoParametersAsAnEmptyObjectEachTimeInAFreshArray() {
+        byte[] first = TaskParameters.toJson(Map.of());
+        assertThat(new String(first, StandardCharsets.UTF_8).replaceAll("\\s", "")).isEqualTo("{}");
+        first[0] = 'x';
+        assertThat(new String(TaskParameters.toJson(new LinkedHashMap<>()), StandardCharsets.UTF_8).strip())
+                .startsWith("{");
+    }
+
+    @Test
     void refusesJsonOfBadParameters() {
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("x", Double.NaN);
