@@ -90,6 +90,25 @@ public final class RunDirectories {
      */
     public Attempt prepare(String taskId, int attempt, Map<String, Object> parameters) throws TaskLaunchException {
         Objects.requireNonNull(parameters, "parameters");
+        return layout(taskId, attempt, parameters, true);
+    }
+
+    /**
+     * Returns where an attempt's directories and parameter file would be, checked as
+     * {@link #prepare} checks them, without creating anything (for executors that use none of them,
+     * see {@link TaskExecutor#usesRunDirectories()}).
+     *
+     * @param taskId  a valid task id
+     * @param attempt the attempt number, 1 or more
+     * @return where things would be
+     * @throws TaskLaunchException if the id is invalid or leads outside the root
+     */
+    public Attempt locate(String taskId, int attempt) throws TaskLaunchException {
+        return layout(taskId, attempt, Map.of(), false);
+    }
+
+    private Attempt layout(String taskId, int attempt, Map<String, Object> parameters, boolean create)
+            throws TaskLaunchException {
         String name = "task " + taskId + " attempt " + attempt;
         if (!TaskIds.isValid(taskId)) {
             throw new TaskLaunchException(name + ": invalid task id", null);
@@ -105,13 +124,16 @@ public final class RunDirectories {
         if (!taskDir.getParent().equals(root) || !runDir.startsWith(taskDir) || !checkpointDir.startsWith(taskDir)) {
             throw new TaskLaunchException(name + ": directories would lie outside the run root " + root, null);
         }
+        Path paramsFile = runDir.resolve(PARAMS_FILE);
+        if (!create) {
+            return new Attempt(runDir, checkpointDir, paramsFile);
+        }
         byte[] json;
         try {
             json = TaskParameters.toJson(parameters);
         } catch (IllegalArgumentException e) {
             throw new TaskLaunchException(name + ": " + e.getMessage(), e);
         }
-        Path paramsFile = runDir.resolve(PARAMS_FILE);
         try {
             // Created one level at a time, refusing symbolic links, so nothing is ever created
             // through a link that leads out of the root.

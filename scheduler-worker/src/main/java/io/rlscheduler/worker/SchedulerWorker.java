@@ -388,7 +388,9 @@ public final class SchedulerWorker implements AutoCloseable {
             String json = task.getParametersJson();
             Map<String, Object> parameters = json.isEmpty() || json.equals("{}") ? new LinkedHashMap<>()
                     : PARAMETERS.readValue(json);
-            RunDirectories.Attempt dirs = runDirectories.prepare(task.getTaskId(), task.getAttempt(), parameters);
+            RunDirectories.Attempt dirs = executor.usesRunDirectories()
+                    ? runDirectories.prepare(task.getTaskId(), task.getAttempt(), parameters)
+                    : runDirectories.locate(task.getTaskId(), task.getAttempt());
             attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
                     new MetricsCollector(1000), dirs.getRunDir());
             track(attempt);

@@ -66,11 +66,14 @@ public final class TaskContext {
     public List<Integer> getGpuIds() { return gpuIds; }
     /** Returns extra environment variables from the task spec; unmodifiable. */
     public Map<String, String> getEnvironment() { return environment; }
-    /** Returns this attempt's own directory (exists). */
+    /**
+     * Returns this attempt's own directory (exists, unless the executor said it uses no run
+     * directories: {@link TaskExecutor#usesRunDirectories()}).
+     */
     public Path getRunDir() { return runDir; }
-    /** Returns the checkpoint directory shared by the task's attempts (exists). */
+    /** Returns the checkpoint directory shared by the task's attempts (exists, with the same exception). */
     public Path getCheckpointDir() { return checkpointDir; }
-    /** Returns the JSON file holding the parameters (exists). */
+    /** Returns the JSON file holding the parameters (exists, with the same exception). */
     public Path getParametersFile() { return parametersFile; }
     /** Returns the timeout of the attempt, or null for none; enforced by the worker, not the executor. */
     public Duration getTimeout() { return timeout; }

@@ -21,4 +21,15 @@ public interface TaskExecutor {
      * @throws TaskLaunchException if the attempt cannot be started (bad script path, spawn failure)
      */
     TaskExecution start(TaskContext context, TaskOutput output) throws TaskLaunchException;
+
+    /**
+     * Returns whether the attempts of this executor use their run directory, checkpoint directory
+     * and parameter file. When true (the default, and what {@link PythonTaskExecutor} needs) the
+     * worker creates them before {@link #start}; an in-JVM executor that uses none of them returns
+     * false, and the worker only computes their paths (reported, never created), sparing each
+     * attempt three directory creations and a file write.
+     */
+    default boolean usesRunDirectories() {
+        return true;
+    }
 }

@@ -43,6 +43,19 @@ class RunDirectoriesIT {
     }
 
     @Test
+    void locateGivesTheSamePathsAsPrepareAndCreatesNothing() {
+        RunDirectories runs = new RunDirectories(temp.resolve("runs"));
+        RunDirectories.Attempt located = runs.locate("task-1", 3);
+        assertThat(temp.resolve("runs")).doesNotExist();
+        RunDirectories.Attempt prepared = runs.prepare("task-1", 3, Map.of());
+        assertThat(located.getRunDir()).isEqualTo(prepared.getRunDir());
+        assertThat(located.getCheckpointDir()).isEqualTo(prepared.getCheckpointDir());
+        assertThat(located.getParametersFile()).isEqualTo(prepared.getParametersFile());
+        assertThatThrownBy(() -> runs.locate("../escape", 1)).isInstanceOf(TaskLaunchException.class);
+        assertThatThrownBy(() -> runs.locate("task-1", 0)).isInstanceOf(TaskLaunchException.class);
+    }
+
+    @Test
     void attemptsShareTheCheckpointDirectoryAndPreparingTwiceIsHarmless() {
         RunDirectories runs = new RunDirectories(temp);
         RunDirectories.Attempt first = runs.prepare("t", 1, Map.of("a", 1));

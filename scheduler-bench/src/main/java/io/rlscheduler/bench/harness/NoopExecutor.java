@@ -39,6 +39,15 @@ public final class NoopExecutor implements TaskExecutor {
         return new Done();
     }
 
+    /**
+     * Returns false: a no-op attempt uses no run directory, checkpoint directory or parameter
+     * file, so the worker does not create them (as for any in-JVM executor that says so).
+     */
+    @Override
+    public boolean usesRunDirectories() {
+        return false;
+    }
+
     /** Returns the {@link System#nanoTime()} of the task's first start, or -1 if it never started. */
     public long startNanos(String taskId) {
         Long t = firstStart.get(taskId);
