@@ -160,6 +160,13 @@ class LeaseScriptsIT {
         assertThat(join(core.listWorkers())).extracting(WorkerInfo::getWorkerId, WorkerInfo::getFreeCpuSlots)
                 .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("w1", 7),
                         org.assertj.core.groups.Tuple.tuple("w2", 6));
+        // Once the queue ran dry, later workers answer OK with nothing, unread (even an unknown one).
+        join(core.submit(task("t4", 0)));
+        List<ClaimResult> second = join(core.claim(List.of(new WorkerSession("w1", "s1"),
+                new WorkerSession("ghost", "s9")), 2, requestId(), null));
+        assertThat(second).extracting(ClaimResult::getStatus).containsExactly(ClaimStatus.OK, ClaimStatus.OK);
+        assertThat(second.get(0).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t4");
+        assertThat(second.get(1).getAssignments()).isEmpty();
     }
 
     @Test

@@ -13,7 +13,7 @@ final class Jit {
     private static final CompilationMXBean MX = ManagementFactory.getCompilationMXBean();
 
     /** Most warm-up rounds before measuring anyway. */
-    static final int MAX_WARMUP_ROUNDS = 3;
+    static final int MAX_WARMUP_ROUNDS = 6;
 
     /** A round counts as settled when the JIT's CPU time was less than this share of its wall time. */
     static final double SETTLED_SHARE = 0.10;

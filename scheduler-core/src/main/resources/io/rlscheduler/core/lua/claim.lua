@@ -3,7 +3,8 @@
 -- reserves exact GPU ids, bumps the fencing epoch, records ownership on both sides, sets the
 -- acknowledgement deadline. Workers are served in the order given, so a caller that rotates the
 -- order spreads the work; one run for many workers costs one script run, not one per worker, and
--- once the queue is exhausted the remaining workers only have their record checked.
+-- once the queue is exhausted the remaining workers answer OK with no tasks without their record
+-- being read (so only workers reached while work was left can answer UNKNOWN_WORKER and the like).
 -- A replay with the same request id returns the first answer and changes nothing. An answer that
 -- assigned nothing is not kept: replaying it may assign tasks, which the replaying caller then
 -- receives, so nothing is lost or given twice, and an idle cluster's claims leave no keys behind.
@@ -49,6 +50,11 @@ local function load_candidates()
 end
 
 local function claim_for(id, session)
+  if candidates ~= nil and left == 0 and #candidates < scan_limit then
+    -- The queue ran dry for the workers before this one: nothing to assign, so its record is not
+    -- even read (a round over many workers costs little once the work is handed out).
+    return {r = 'OK', tasks = {}}
+  end
   local w = load_worker(id)
   if not w then return {r = 'UNKNOWN_WORKER'} end
   if w.session ~= session then return {r = 'WRONG_SESSION', session = w.session} end
