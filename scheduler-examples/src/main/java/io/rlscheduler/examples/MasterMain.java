@@ -17,7 +17,7 @@ import java.util.concurrent.CountDownLatch;
  *  namespace      --namespace   RLS_NAMESPACE  rls
  *  log directory  --log-dir     RLS_LOG_DIR    logs
  *  leases (ms)    --heartbeat-ms, --liveness-ms, --task-lease-ms, --ack-timeout-ms,
- *                 --leader-lease-ms, --reap-interval-ms   (RLS_HEARTBEAT_MS, ...)  10000/30000/120000/30000/10000/1000
+ *                 --leader-lease-ms, --reap-interval-ms   (RLS_HEARTBEAT_MS, ...)  10000/30000/120000/30000/10000/500
  * </pre>
  */
 public final class MasterMain {

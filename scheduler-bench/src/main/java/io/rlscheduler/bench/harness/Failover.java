@@ -93,7 +93,7 @@ public final class Failover implements EndToEndBenchmark {
                 new Param("taskLeaseMs", "5000", "task lease: the baseline"),
                 new Param("ackTimeoutMs", "5000", "ack timeout of a claimed task"),
                 new Param("killGraceMs", "1000", "workers' grace between TERM and KILL"),
-                new Param("reapIntervalMs", "1000", "period of the master's reaper (its default)"),
+                new Param("reapIntervalMs", "500", "period of the master's reaper (its default)"),
                 new Param("workerHeap", "256m", "-Xmx of each worker JVM"),
                 new Param("aof", "off", "persistence of the started Redis: off, everysec or always"),
                 new Param("workDir", System.getProperty("java.io.tmpdir"),
