@@ -342,7 +342,8 @@ public final class LeaseCore implements AutoCloseable {
      * @param sessionId its session
      * @param maxTasks  the most tasks to assign, 1 to 1000
      * @param requestId a fresh id per claim (see {@link TaskIds}); a replay with the same id returns
-     *                  the first answer and assigns nothing more
+     *                  the first answer and assigns nothing more, unless the first assigned
+     *                  nothing (such answers are not kept): then the replay claims afresh
      * @return the assignments
      */
     public CompletableFuture<ClaimResult> claim(String workerId, String sessionId, int maxTasks, String requestId) {
@@ -370,7 +371,8 @@ public final class LeaseCore implements AutoCloseable {
      *
      * @param workers   the workers, 1 to 1000
      * @param maxTasks  the most tasks per worker, 1 to 1000
-     * @param requestId a fresh id per call; a replay returns the first answer and assigns nothing more
+     * @param requestId a fresh id per call; a replay returns the first answer and assigns nothing
+     *                  more, unless the first assigned nothing: then the replay claims afresh
      * @param leader    the caller's leadership, or null for no check
      * @return one result per worker, in order; all {@link ClaimStatus#NOT_LEADER} when the check fails
      */

@@ -170,6 +170,46 @@ class LeaseScriptsIT {
     }
 
     @Test
+    void laterWorkersOfOneClaimSeePastTasksNobodyCouldTake() {
+        join(core.register(worker("w1", "s1")));
+        join(core.register(worker("w2", "s2")));
+        // The head of the queue (claimScanLimit 100): 90 tasks no worker can take (2 GPUs; the
+        // workers have none), then CPU tasks, more than fit in the rest of the first page.
+        for (int i = 0; i < 90; i++) {
+            join(core.submit(TaskDefinition.builder(String.format("g%03d", i)).gpus(2).build()));
+        }
+        for (int i = 0; i < 30; i++) {
+            join(core.submit(task(String.format("c%02d", i), 0)));
+        }
+        List<ClaimResult> results = join(core.claim(List.of(new WorkerSession("w1", "s1"),
+                new WorkerSession("w2", "s2")), 16, requestId(), null));
+        // Each worker has 8 CPU slots: the second must read the head again to see c10 and after.
+        assertThat(results.get(0).getAssignments()).extracting(Assignment::getTaskId)
+                .containsExactly("c00", "c01", "c02", "c03", "c04", "c05", "c06", "c07");
+        assertThat(results.get(1).getAssignments()).extracting(Assignment::getTaskId)
+                .containsExactly("c08", "c09", "c10", "c11", "c12", "c13", "c14", "c15");
+    }
+
+    @Test
+    void reservationsOfARecordWrittenBeforeTheirHashAreMovedAndStillCount() {
+        join(core.register(worker("w1", "s1")));
+        try (var connection = client.connect()) {
+            var redisSync = connection.sync();
+            String record = redisSync.hget(ns.key("workers"), "w1");
+            String legacy = record.substring(0, record.length() - 1)
+                    + ",\"tasks\":{\"old\":{\"e\":\"5\",\"g\":\"\",\"c\":6,\"m\":0}}}";
+            redisSync.hset(ns.key("workers"), "w1", legacy);
+            for (int i = 0; i < 3; i++) {
+                join(core.submit(task("m" + i, 0)));
+            }
+            ClaimResult claim = join(core.claim("w1", "s1", 16, requestId()));
+            assertThat(claim.getAssignments()).extracting(Assignment::getTaskId).containsExactly("m0", "m1");
+            assertThat(redisSync.hget(ns.key("workers", "res", "w1"), "old")).isEqualTo("5||6|0");
+            assertThat(redisSync.hget(ns.key("workers"), "w1")).doesNotContain("\"tasks\"");
+        }
+    }
+
+    @Test
     void claimThatAssignedNothingKeepsNoAnswerAndItsReplayMayAssign() {
         join(core.register(worker("w1", "s1", 0, 1)));
         String request = requestId();

@@ -244,17 +244,17 @@ public final class RunDirectories {
             this.parametersFile = parametersFile;
         }
 
-        /** Returns the attempt's run directory (absolute, exists). */
+        /** Returns the attempt's run directory (absolute; exists after {@link RunDirectories#prepare}, not after {@link RunDirectories#locate}). */
         public Path getRunDir() {
             return runDir;
         }
 
-        /** Returns the task's checkpoint directory, shared by its attempts (absolute, exists). */
+        /** Returns the task's checkpoint directory, shared by its attempts (absolute; exists after {@link RunDirectories#prepare}). */
         public Path getCheckpointDir() {
             return checkpointDir;
         }
 
-        /** Returns the parameter file (absolute, exists). */
+        /** Returns the parameter file (absolute; exists after {@link RunDirectories#prepare}). */
         public Path getParametersFile() {
             return parametersFile;
         }

@@ -455,7 +455,7 @@ public final class SchedulerWorker implements AutoCloseable {
         attempt.getMetrics().offer(text);
         try {
             long unsent = attempt.getLogs().add(stream, text);
-            if (unsent >= config.logBatchLines && flushRequested.compareAndSet(false, true)) {
+            if (unsent >= config.logBatchLines && canSendLogs() && flushRequested.compareAndSet(false, true)) {
                 // A full batch waits: send it now rather than at the next tick.
                 group.execute(() -> {
                     flushRequested.set(false);
@@ -661,6 +661,16 @@ public final class SchedulerWorker implements AutoCloseable {
         if (attempt.isEnded() && attempt.getReport() == null && attempt.getLogs().isFullyAcked()) {
             attempts.remove(attempt.getLease().getTaskId(), attempt);
         }
+    }
+
+    /**
+     * Whether a flush now could send anything: a ready channel that takes writes. While not (a
+     * master failover, a slow socket) full batches wait for the tick or for the channel to drain,
+     * instead of each new line queueing a flush that cannot send.
+     */
+    private boolean canSendLogs() {
+        Channel channel = link == null ? null : link.readyChannel();
+        return channel != null && channel.isWritable();
     }
 
     /**

@@ -28,10 +28,14 @@ local ack_timeout, request_ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local now_ms, now_us = now_parts()
 if not check_leader(KEYS[CORE_KEYS + 2], ARGV[6], ARGV[7], now_ms) then return reply({r = 'NOT_LEADER'}) end
 
--- The head of the queue, read once for all workers; entries assigned or repaired are set to false.
+-- The head of the queue, read for the first worker and again after a worker changed it; entries
+-- assigned or repaired are set to false.
 local candidates = nil
 local left = 0
 local assigned_any = false
+-- Set when a worker took or repaired entries: the next worker reads the head again, so it also
+-- sees the tasks behind those that nobody could take (say, GPU tasks waiting for busy GPUs).
+local stale = false
 
 -- Epochs of this run: max(last + 1, now in us) for the first, then one more each; the counter is
 -- written once at the end (and before an error answer: epochs handed out never repeat).
@@ -60,9 +64,10 @@ local function claim_for(id, session)
   if w.session ~= session then return {r = 'WRONG_SESSION', session = w.session} end
   if w.liveness_deadline <= now_ms then return {r = 'NOT_LIVE'} end
   local out = {r = 'OK', tasks = {}}
-  if candidates == nil or (left == 0 and #candidates == scan_limit) then
-    -- First worker, or earlier workers took a whole page: read the new head of the queue.
+  if candidates == nil or stale then
+    -- First worker, or earlier workers changed the head of the queue: read it (again).
     load_candidates()
+    stale = false
   end
   if left == 0 then return out end
   local K_RES = res_key(id)
@@ -76,6 +81,7 @@ local function claim_for(id, session)
         redis.call('ZREM', K_QUEUE, task_id)
         candidates[i] = false
         left = left - 1
+        stale = true
       else
         local fits = st.cpu <= cpu and st.mem <= mem and st.gpus <= #gpus
         if fits then
@@ -103,6 +109,7 @@ local function claim_for(id, session)
           candidates[i] = false
           left = left - 1
           assigned_any = true
+          stale = true
         end
       end
     end

@@ -58,14 +58,30 @@ local function save_task(st)
   redis.call('HSET', K_TASKS, st.id, cjson.encode(st))
 end
 
+local function save_worker(w)
+  redis.call('HSET', K_WORKERS, w.id, cjson.encode(w))
+end
+
+-- Records written before reservations had their own hash kept them in the record, as
+-- tasks = {task id: {e, g, c, m}}: moved to the hash on first read, so that an upgrade with tasks
+-- running neither double-books their resources nor forgets them.
+local function migrate_reservations(w)
+  if w.tasks == nil then return end
+  local k = K_WORKERS .. ':res:' .. w.id
+  for task_id, r in pairs(w.tasks) do
+    redis.call('HSET', k, task_id, r.e .. '|' .. (r.g or '') .. '|' .. string.format('%d', r.c or 0) .. '|'
+        .. string.format('%d', r.m or 0))
+  end
+  w.tasks = nil
+  save_worker(w)
+end
+
 local function load_worker(id)
   local raw = redis.call('HGET', K_WORKERS, id)
   if not raw then return nil end
-  return cjson.decode(raw)
-end
-
-local function save_worker(w)
-  redis.call('HSET', K_WORKERS, w.id, cjson.encode(w))
+  local w = cjson.decode(raw)
+  migrate_reservations(w)
+  return w
 end
 
 local function queue_score(st)

@@ -179,7 +179,15 @@ public final class Dispatcher {
             for (ConnectedWorker w : chunk) {
                 targets.add(new WorkerSession(w.getWorkerId(), w.getSessionId()));
             }
-            claims.add(core.claim(targets, batchSize, "c-" + UUID.randomUUID(), leader)
+            // A claim that failed in transit (a timeout, a reconnect) may have run in Redis: retried
+            // once with the same request id, it returns that answer instead of leaving its tasks
+            // ASSIGNED to no one until their ack deadline (each costing an attempt).
+            String request = "c-" + UUID.randomUUID();
+            claims.add(core.claim(targets, batchSize, request, leader)
+                    .exceptionallyCompose(e -> {
+                        log.info("claim {} for {} workers failed ({}); asking again", request, chunk.size(), e.toString());
+                        return core.claim(targets, batchSize, request, leader);
+                    })
                     .thenApply(results -> {
                         for (int i = 0; i < chunk.size(); i++) {
                             deliver(chunk.get(i), results.get(i));
