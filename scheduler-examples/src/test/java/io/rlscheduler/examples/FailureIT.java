@@ -236,6 +236,33 @@ class FailureIT {
     }
 
     @Test
+    void attemptWhoseExecutorFailsEndsFailedInsteadOfHoldingItsLeaseForever() throws Exception {
+        // Found by review: an executor whose completion future fails exceptionally left the
+        // attempt unended, so every heartbeat renewed its lease and the task never ended.
+        SchedulerMaster master = master("m1");
+        io.rlscheduler.worker.TaskExecutor broken = (context, output) -> new io.rlscheduler.worker.TaskExecution() {
+            @Override
+            public java.util.concurrent.CompletableFuture<io.rlscheduler.worker.ExecutionResult> completion() {
+                return java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException("executor bug"));
+            }
+
+            @Override
+            public void stop(io.rlscheduler.worker.StopReason reason, Duration grace) {
+                // Nothing runs.
+            }
+        };
+        closing(SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort())
+                .redis(redis.getUri()).workerId("wb").secret(SECRET).coreOptions(options).gpuIds(0).cpuSlots(2)
+                .scriptRoots(Cluster.TEST_SCRIPTS).runRoot(dir.resolve("runs")).stateDirectory(dir.resolve("state-wb"))
+                .executor(broken).nvidiaSmi(dir.resolve("no-nvidia-smi").toString()).build().start());
+        TaskHandle run = master.submit(TaskSpec.python("noop.py").taskId("broken-1").maxAttempts(1).build());
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.FAILED);
+        assertThat(result.getError()).contains("executor bug");
+        assertThat(result.getAttempts()).isEqualTo(1);
+    }
+
+    @Test
     void frozenWorkerReturningIsFencedAndNeverOverwritesTheNewAttempt() throws Exception {
         SchedulerMaster master = master("m1");
         JvmProcess a = workerJvm("wa", master, redis.getUri());

@@ -477,9 +477,24 @@ public final class SchedulerWorker implements AutoCloseable {
         }
     }
 
+    /**
+     * The attempt's completion failed (an executor whose future completed exceptionally) or
+     * handling its end threw. An attempt that is not marked ended would be reported as held at
+     * every heartbeat and keep its lease forever, so it is ended as FAILED here.
+     */
     private Void exitFailed(Attempt attempt, Throwable e) {
-        log.error("task {} epoch {}: handling the end of its attempt failed", attempt.getLease().getTaskId(),
-                attempt.getLease().getEpoch(), e);
+        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        log.error("task {} epoch {}: the attempt's end could not be handled normally", attempt.getLease().getTaskId(),
+                attempt.getLease().getEpoch(), cause);
+        if (!attempt.isEnded()) {
+            try {
+                ended(attempt, TaskState.FAILED, null, "the executor failed: " + cause,
+                        TaskReportStatus.TASK_REPORT_STATUS_FAILED);
+            } catch (RuntimeException again) {
+                log.error("task {} epoch {}: could not record the failure either", attempt.getLease().getTaskId(),
+                        attempt.getLease().getEpoch(), again);
+            }
+        }
         return null;
     }
 
