@@ -216,6 +216,22 @@ final class LogFollower implements LogFollow {
         return true;
     }
 
+    /**
+     * As {@link #terminate}, unless the follower's END_OF_STREAM is already queued (its attempt
+     * ended and the file was forced): then that end goes out, complete, after the lines before it.
+     * For the manager's close, once no writer or sync thread is left to queue an end.
+     *
+     * @return whether this call ended it
+     */
+    boolean terminateUnlessEnding(String note) {
+        synchronized (lock) {
+            if (end != null) {
+                return false;
+            }
+        }
+        return terminate(note);
+    }
+
     // ---- delivery ------------------------------------------------------------------------------
 
     private boolean markScheduled() {

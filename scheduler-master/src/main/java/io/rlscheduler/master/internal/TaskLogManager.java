@@ -419,7 +419,9 @@ public final class TaskLogManager implements AutoCloseable {
             interrupted |= awaitTermination(syncer, "log sync");
         }
         for (LogFollower follower : followers) {
-            follower.terminate("the task log manager was closed");
+            // A follower whose end a sync thread queued just before stopping gets that end
+            // (complete): its file was forced. The others end here, incomplete.
+            follower.terminateUnlessEnding("the task log manager was closed");
         }
         delivery.shutdown();
         interrupted |= awaitTermination(delivery, "log delivery");
