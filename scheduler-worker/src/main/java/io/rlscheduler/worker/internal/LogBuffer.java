@@ -20,9 +20,14 @@ public final class LogBuffer {
     private final long epoch;
     private final int capacity;
     private final ArrayDeque<LogLine> unacked = new ArrayDeque<>();
+    /**
+     * The tail of {@link #unacked} not yet sent on the current connection, so a batch is taken
+     * from its head instead of walking past every line sent but not yet acknowledged (up to the
+     * capacity: a quadratic cost for a chatty task).
+     */
+    private final ArrayDeque<LogLine> unsent = new ArrayDeque<>();
     private long lastSequence;
     private long ackedSequence;
-    private long sentSequence;
     private boolean closed;
 
     public LogBuffer(String taskId, long epoch, int capacity) {
@@ -49,27 +54,25 @@ public final class LogBuffer {
             wait(200);
         }
         lastSequence++;
-        unacked.addLast(LogLine.newBuilder().setSequence(lastSequence).setStream(stream)
-                .setTimestampUnixMs(System.currentTimeMillis()).setText(text).build());
-        return lastSequence - sentSequence;
+        LogLine line = LogLine.newBuilder().setSequence(lastSequence).setStream(stream)
+                .setTimestampUnixMs(System.currentTimeMillis()).setText(text).build();
+        unacked.addLast(line);
+        unsent.addLast(line);
+        return unsent.size();
     }
 
     /** Returns up to {@code max} lines not yet sent on the current connection, and marks them sent. */
     public synchronized List<LogLine> nextBatch(int max, int maxBytes) {
-        List<LogLine> batch = new ArrayList<>();
+        List<LogLine> batch = new ArrayList<>(Math.min(max, unsent.size()));
         int bytes = 0;
-        for (LogLine line : unacked) {
-            if (line.getSequence() <= sentSequence) {
-                continue;
-            }
-            if (batch.size() >= max || (bytes > 0 && bytes + line.getText().length() * 3 + 32 > maxBytes)) {
+        while (!unsent.isEmpty() && batch.size() < max) {
+            LogLine line = unsent.peekFirst();
+            int size = line.getText().length() * 3 + 32;
+            if (bytes > 0 && bytes + size > maxBytes) {
                 break;
             }
-            batch.add(line);
-            bytes += line.getText().length() * 3 + 32;
-        }
-        if (!batch.isEmpty()) {
-            sentSequence = batch.get(batch.size() - 1).getSequence();
+            batch.add(unsent.pollFirst());
+            bytes += size;
         }
         return batch;
     }
@@ -83,15 +86,18 @@ public final class LogBuffer {
         while (!unacked.isEmpty() && unacked.peekFirst().getSequence() <= ackedSequence) {
             unacked.removeFirst();
         }
-        if (sentSequence < ackedSequence) {
-            sentSequence = ackedSequence;
+        // The master may acknowledge lines this connection has not sent (it had them from before
+        // a reconnect): they need not be sent again.
+        while (!unsent.isEmpty() && unsent.peekFirst().getSequence() <= ackedSequence) {
+            unsent.removeFirst();
         }
         notifyAll();
     }
 
     /** After a reconnect: everything unacknowledged is sent again. */
     public synchronized void resend() {
-        sentSequence = ackedSequence;
+        unsent.clear();
+        unsent.addAll(unacked);
     }
 
     /** Returns the sequence number of the last line added (0 if none). */
