@@ -18,14 +18,12 @@ import io.rlscheduler.testkit.ProcessTree;
 import io.rlscheduler.testkit.TestRedis;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,7 +35,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
-import java.util.stream.Stream;
 
 /**
  * {@code failover}: how long after a worker's JVM is killed ({@code kill -9}) in the middle of a
@@ -132,7 +129,7 @@ public final class Failover implements EndToEndBenchmark {
             if (keep) {
                 System.out.println("# failover: keeping " + dir + " (worker output, marks, logs)");
             } else {
-                deleteTree(dir);
+                LocalCluster.deleteTree(dir);
             }
         }
         double[] seconds = samples.stream().mapToDouble(s -> s.seconds).sorted().toArray();
@@ -510,20 +507,6 @@ public final class Failover implements EndToEndBenchmark {
                 }
                 Thread.sleep(1);
             }
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> {
-                try {
-                    Files.deleteIfExists(path);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (IOException | UncheckedIOException e) {
-            System.err.println("# could not delete " + dir + ": " + e);
         }
     }
 }

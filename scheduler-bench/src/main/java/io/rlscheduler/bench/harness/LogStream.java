@@ -22,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +29,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * {@code log-stream}: how fast one task's output reaches the master's log file and a live
@@ -175,7 +173,7 @@ public final class LogStream implements EndToEndBenchmark {
             return new BenchResult(name(), "lines/s", Stats.round1(value),
                     "python3 stdout redirected to a file", Stats.round1(baseline.rate()), params);
         } finally {
-            deleteTree(dir);
+            LocalCluster.deleteTree(dir);
         }
     }
 
@@ -580,19 +578,5 @@ public final class LogStream implements EndToEndBenchmark {
         Map<String, Object> out = new LinkedHashMap<>();
         cpu.forEach((k, v) -> out.put(k.replace("per_task", "per_line"), v));
         return out;
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(path -> {
-                try {
-                    Files.deleteIfExists(path);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (IOException | UncheckedIOException e) {
-            System.err.println("# could not delete " + dir + ": " + e);
-        }
     }
 }

@@ -126,6 +126,8 @@ final class SimulatedWorkers implements AutoCloseable {
     private final AtomicReference<String> startFailure = new AtomicReference<>();
 
     private volatile boolean ticking = true;
+    /** Ticks running now: each counts itself before it reads {@link #ticking}. */
+    private final java.util.concurrent.atomic.AtomicInteger ticksRunning = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closing;
     private volatile long windowStart = Long.MAX_VALUE;
     private volatile long windowEnd = Long.MAX_VALUE;
@@ -280,9 +282,10 @@ final class SimulatedWorkers implements AutoCloseable {
     void stopHeartbeats(Duration timeout) throws InterruptedException {
         ticking = false;
         long deadline = System.nanoTime() + timeout.toNanos();
-        // Let a tick that read "ticking" just before finish its sends, then wait for the answers.
-        Thread.sleep(Math.min(50, intervalMillis));
-        while ((counts().unanswered() > 0 || renewalsInFlight.get() > 0) && System.nanoTime() - deadline < 0) {
+        // A tick counts itself before it reads "ticking": once none runs, none sends any more; then
+        // wait for the answers.
+        while ((ticksRunning.get() > 0 || counts().unanswered() > 0 || renewalsInFlight.get() > 0)
+                && System.nanoTime() - deadline < 0) {
             Thread.sleep(10);
         }
     }
@@ -422,19 +425,24 @@ final class SimulatedWorkers implements AutoCloseable {
         }
 
         private void tick() {
-            if (!ticking) {
-                ticker.cancel(false);
-                return;
-            }
-            long now = System.nanoTime();
-            long due = firstTickNanos + ticks++ * intervalNanos;
-            boolean measured = inWindow(now);
-            if (measured) {
-                lateness.add(Math.max(0, now - due));
-            }
-            renew(now, measured);
-            if (channel != null && channel.isActive()) {
-                send(now, measured);
+            ticksRunning.incrementAndGet();
+            try {
+                if (!ticking) {
+                    ticker.cancel(false);
+                    return;
+                }
+                long now = System.nanoTime();
+                long due = firstTickNanos + ticks++ * intervalNanos;
+                boolean measured = inWindow(now);
+                if (measured) {
+                    lateness.add(Math.max(0, now - due));
+                }
+                renew(now, measured);
+                if (channel != null && channel.isActive()) {
+                    send(now, measured);
+                }
+            } finally {
+                ticksRunning.decrementAndGet();
             }
         }
 
