@@ -18,6 +18,7 @@ import io.rlscheduler.protocol.Hello;
 import io.rlscheduler.protocol.HelloAccepted;
 import io.rlscheduler.protocol.HelloRejected;
 import io.rlscheduler.protocol.LogBatch;
+import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogLine;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
@@ -148,6 +149,24 @@ class MasterHandshakeIT {
             assertThat(files.filter(Files::isRegularFile).toList()).isEmpty();
         }
         assertThat(Files.exists(dir.resolve("escape.log"))).isFalse();
+    }
+
+    @Test
+    void malformedLogChunkIsRefusedWithATypedErrorAndWritesNothing() throws Exception {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().anyMatch(m -> m instanceof HelloAccepted));
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunk").setEpoch(1)
+                .addChunks(LogChunk.newBuilder().setFirstSequence(1).setText(ByteString.copyFromUtf8("no LF at the end")))
+                .build());
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof ErrorReply));
+        assertThat(c.received).filteredOn(m -> m instanceof ErrorReply).first()
+                .isInstanceOfSatisfying(ErrorReply.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_REQUEST);
+                    assertThat(e.getTaskId()).isEqualTo("t-chunk");
+                    assertThat(e.getMessage()).contains("LF");
+                });
+        assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
+        assertThat(Files.exists(dir.resolve("t-chunk.log"))).isFalse();
     }
 
     private Hello hello(Challenge challenge, byte[] secret, String workerId) {

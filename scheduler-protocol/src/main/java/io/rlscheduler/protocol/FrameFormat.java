@@ -23,8 +23,11 @@ public final class FrameFormat {
     /** Protocol major version written in, and required of, every frame header. */
     public static final int VERSION = 1;
 
-    /** Protocol minor version this build speaks; negotiated down to the lower one in the handshake. */
-    public static final int MINOR_VERSION = 0;
+    /**
+     * Protocol minor version this build speaks; negotiated down to the lower one in the handshake.
+     * 1 added {@code LogBatch.chunks} ({@link LogChunk}).
+     */
+    public static final int MINOR_VERSION = 1;
 
     /** Bytes in the header: magic, version, length and type. */
     public static final int HEADER_LENGTH = 10;

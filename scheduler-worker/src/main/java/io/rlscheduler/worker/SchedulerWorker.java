@@ -31,7 +31,8 @@ import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
-import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogChunk;
+import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.LogStream;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
@@ -40,6 +41,8 @@ import io.rlscheduler.protocol.TaskReportStatus;
 import io.rlscheduler.protocol.TaskStatusAck;
 import io.rlscheduler.protocol.TaskStatusReport;
 import io.rlscheduler.worker.internal.Attempt;
+import io.rlscheduler.worker.internal.BlockOutput;
+import io.rlscheduler.worker.internal.LineBlock;
 import io.rlscheduler.worker.internal.LogBuffer;
 import io.rlscheduler.worker.internal.MasterLink;
 import io.rlscheduler.worker.internal.MetricsCollector;
@@ -123,6 +126,8 @@ public final class SchedulerWorker implements AutoCloseable {
     public static final int DEFAULT_LOG_BATCH_LINES = 1000;
     /** Default most unacknowledged lines kept per attempt before the task is slowed down. */
     public static final int DEFAULT_MAX_BUFFERED_LINES = 100_000;
+    /** The most bytes of lines in one log batch (a single larger block still goes, alone): 512 KiB. */
+    static final int LOG_BATCH_BYTES = 512 * 1024;
 
     private enum State { NEW, RUNNING, SHUTDOWN, TERMINATED }
 
@@ -399,7 +404,7 @@ public final class SchedulerWorker implements AutoCloseable {
                     task.getEnvironmentMap(), dirs.getRunDir(), dirs.getCheckpointDir(), dirs.getParametersFile(),
                     task.getTimeoutMs() > 0 ? Duration.ofMillis(task.getTimeoutMs()) : null);
             Attempt running = attempt;
-            execution = executor.start(context, (stream, text) -> output(running, stream, text));
+            execution = executor.start(context, new AttemptOutput(running));
         } catch (IOException | RuntimeException e) {
             log.warn("task {} could not be started: {}", task.getTaskId(), e.getMessage());
             if (attempt == null) {
@@ -448,14 +453,27 @@ public final class SchedulerWorker implements AutoCloseable {
     }
 
     private void output(Attempt attempt, LogStream stream, String text) {
-        if (stream == LogStream.LOG_STREAM_STDERR && text.startsWith(PythonTaskExecutor.KEEPALIVE_FENCE_LINE)) {
-            // The launcher stopped the task itself: keepalives stopped, so the lease may lapse.
-            attempt.setLauncherFenced();
+        output(attempt, stream, LineBlock.of(text));
+    }
+
+    /**
+     * Takes an attempt's output lines: notes the launcher's fence line and metric lines, keeps
+     * the lines until acknowledged, and has them sent at once when a full batch waits.
+     */
+    private void output(Attempt attempt, LogStream stream, LineBlock lines) {
+        for (int i = 0, n = lines.lineCount(); i < n; i++) {
+            if (stream == LogStream.LOG_STREAM_STDERR && lines.startsWith(i, PythonTaskExecutor.KEEPALIVE_FENCE_LINE)) {
+                // The launcher stopped the task itself: keepalives stopped, so the lease may lapse.
+                attempt.setLauncherFenced();
+            } else if (lines.startsWith(i, MetricsCollector.PREFIX)) {
+                attempt.getMetrics().offer(lines.text(i));
+            }
         }
-        attempt.getMetrics().offer(text);
         try {
-            long unsent = attempt.getLogs().add(stream, text);
-            if (unsent >= config.logBatchLines && canSendLogs() && flushRequested.compareAndSet(false, true)) {
+            LogBuffer logs = attempt.getLogs();
+            long unsent = logs.add(stream, lines);
+            if ((unsent >= config.logBatchLines || logs.unsentBytes() >= LOG_BATCH_BYTES) && canSendLogs()
+                    && flushRequested.compareAndSet(false, true)) {
                 // A full batch waits: send it now rather than at the next tick.
                 group.execute(() -> {
                     flushRequested.set(false);
@@ -464,6 +482,25 @@ public final class SchedulerWorker implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** An attempt's output sink: blocks as the process runner reads them, single lines from other executors. */
+    private final class AttemptOutput implements BlockOutput {
+        private final Attempt attempt;
+
+        AttemptOutput(Attempt attempt) {
+            this.attempt = attempt;
+        }
+
+        @Override
+        public void line(LogStream stream, String text) {
+            output(attempt, stream, text);
+        }
+
+        @Override
+        public void lines(LogStream stream, LineBlock lines) {
+            output(attempt, stream, lines);
         }
     }
 
@@ -715,12 +752,19 @@ public final class SchedulerWorker implements AutoCloseable {
         LogBuffer logs = attempt.getLogs();
         boolean wrote = false;
         while (channel.isWritable()) {
-            List<LogLine> batch = logs.nextBatch(config.logBatchLines, 512 * 1024);
+            List<LogChunk> batch = logs.nextBatch(config.logBatchLines, LOG_BATCH_BYTES);
             if (batch.isEmpty()) {
                 break;
             }
-            channel.write(LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch())
-                    .addAllLines(batch).build());
+            LogBatch.Builder message = LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch());
+            if (link.agreedMinorVersion() >= 1) {
+                message.addAllChunks(batch);
+            } else {
+                for (LogChunk chunk : batch) {
+                    message.addAllLines(LogChunks.toLines(chunk)); // a master that predates chunks
+                }
+            }
+            channel.write(message.build());
             wrote = true;
         }
         return wrote;
@@ -1112,8 +1156,10 @@ public final class SchedulerWorker implements AutoCloseable {
         }
 
         /**
-         * Sets the most lines per log batch; default 1,000. A batch also stops at 512 KiB of text.
-         * When this many lines wait, they are sent at once instead of at the next flush tick.
+         * Sets the most lines per log batch; default 1,000. A batch holds whole blocks of lines as
+         * they were read from the task's pipe (up to 64 KiB each; a single block larger than this
+         * still goes, alone) and also stops at 512 KiB. When this many lines (or 512 KiB) wait,
+         * they are sent at once instead of at the next flush tick.
          */
         public Builder logBatchLines(int lines) {
             if (lines < 1 || lines > 100_000) {

@@ -99,8 +99,9 @@ final class CpuUsage {
         groups.put("(other: ended threads, rounding)", Math.max(0, jvm - attributed));
         Map<String, Object> byGroup = new LinkedHashMap<>();
         groups.entrySet().stream().sorted((a, b) -> Long.compare(b.getValue(), a.getValue()))
-                .filter(e -> e.getValue() / 1e3 / units >= 0.5)
-                .forEach(e -> byGroup.put(e.getKey(), Stats.round1(e.getValue() / 1e3 / units)));
+                // Groups of at least 0.5 µs per unit, or 3% of the JVM's CPU (per-line figures are small).
+                .filter(e -> e.getValue() / 1e3 / units >= 0.5 || e.getValue() >= jvm * 0.03)
+                .forEach(e -> byGroup.put(e.getKey(), Stats.round3(e.getValue() / 1e3 / units)));
         out.put("jvm_us_per_task_by_thread", byGroup);
         return out;
     }

@@ -26,7 +26,7 @@ final class LogFileFormat {
     static final String ATTEMPT_PREFIX = "##RLS_ATTEMPT ";
     static final String END_PREFIX = "##RLS_END ";
     static final String ESCAPE_PREFIX = "##RLS_TEXT ";
-    private static final String RESERVED_PREFIX = "##RLS_";
+    static final String RESERVED_PREFIX = "##RLS_";
     private static final String REASON_KEY = "reason=";
 
     /** What a file line is. */

@@ -4,6 +4,7 @@ import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -33,9 +34,6 @@ final class LogFollower implements LogFollow {
     private static final Logger log = LoggerFactory.getLogger(LogFollower.class);
     private static final int LINES_PER_TURN = 256;
 
-    /** A live line and the file offset just after it. */
-    private record Live(LogRecord record, long end) {
-    }
 
     private final String taskId;
     private final Path path;
@@ -47,7 +45,8 @@ final class LogFollower implements LogFollow {
 
     private final Object lock = new Object();
     // Guarded by lock.
-    private final ArrayDeque<Live> live = new ArrayDeque<>();
+    private final ArrayDeque<LiveBlock> live = new ArrayDeque<>();
+    private long liveLines;
     private boolean attached;
     private boolean attachPending = true;
     private long replayTarget;
@@ -128,25 +127,27 @@ final class LogFollower implements LogFollow {
     }
 
     /**
-     * Offers a line just written, with the file offset after it.
+     * Offers lines just written. The queue holds up to the capacity in lines, and always one
+     * block, however many lines it has.
      *
      * @return false if the follower no longer takes live lines (ended, closed, or its queue was
      *         full): remove it from the task's followers
      */
-    boolean offer(LogRecord record, long endOffset) {
+    boolean offer(LiveBlock block) {
         boolean submit;
         boolean accepted;
         synchronized (lock) {
             if (!attached) {
                 return false;
             }
-            if (live.size() >= capacity) {
+            if (liveLines > 0 && liveLines + block.lines() > capacity) {
                 // Detach rather than block the writer; the drain reads the lines from the file.
-                live.clear();
+                clearLive();
                 attached = false;
                 accepted = false;
             } else {
-                live.add(new Live(record, endOffset));
+                live.add(block);
+                liveLines += block.lines();
                 accepted = true;
             }
             submit = markScheduled();
@@ -155,6 +156,12 @@ final class LogFollower implements LogFollow {
             schedule();
         }
         return accepted;
+    }
+
+    // Guarded by lock.
+    private void clearLive() {
+        live.clear();
+        liveLines = 0;
     }
 
     /**
@@ -206,7 +213,7 @@ final class LogFollower implements LogFollow {
             }
             urgentEndNote = note;
             stopping = true;
-            live.clear();
+            clearLive();
             attached = false;
             submit = markScheduled();
         }
@@ -258,7 +265,7 @@ final class LogFollower implements LogFollow {
         try {
             while (true) {
                 Step step;
-                Live next = null;
+                LiveBlock next = null;
                 LogRecord endRecord = null;
                 long target = 0;
                 synchronized (lock) {
@@ -269,6 +276,7 @@ final class LogFollower implements LogFollow {
                         step = Step.REPLAY;
                         target = replayTarget;
                     } else if ((next = live.poll()) != null) {
+                        liveLines -= next.lines();
                         step = Step.LIVE;
                     } else if (end != null) {
                         step = Step.END;
@@ -284,18 +292,12 @@ final class LogFollower implements LogFollow {
                     if (step == Step.END) {
                         finished = true;
                         scheduled = false;
-                        live.clear();
+                        clearLive();
                     }
                 }
                 switch (step) {
                     case REPLAY -> replay(target);
-                    case LIVE -> {
-                        position = next.end();
-                        attempt = next.record().getAttempt();
-                        epoch = next.record().getEpoch();
-                        sequence = next.record().getSequence();
-                        deliver(next.record());
-                    }
+                    case LIVE -> deliverLive(next);
                     case END -> {
                         finish(endRecord);
                         return;
@@ -342,6 +344,26 @@ final class LogFollower implements LogFollow {
             log.warn("task {}: cannot read log file {}: {}", taskId, path, e.toString());
             closeReader();
             terminate("cannot read the log file: " + e);
+        }
+    }
+
+    /** Delivers a block's lines, one record each, stopping early if the follow is ended meanwhile. */
+    private void deliverLive(LiveBlock block) {
+        attempt = block.attempt();
+        epoch = block.epoch();
+        LogStream stream = LogStream.forNumber(block.streamValue());
+        byte[] bytes = block.bytes();
+        int start = 0;
+        for (int i = 0; i < block.lines() && !stopping; i++) {
+            int end = start;
+            while (bytes[end] != '\n') {
+                end++;
+            }
+            String text = LogFileFormat.parse(new String(bytes, start, end - start, StandardCharsets.UTF_8), false).text();
+            start = end + 1;
+            position = block.fileStart() + start;
+            sequence = block.firstSequence() + i;
+            deliver(LogRecord.line(taskId, attempt, epoch, sequence, stream, text));
         }
     }
 

@@ -3,9 +3,15 @@ package io.rlscheduler.master.internal;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
+import com.google.protobuf.ByteString;
+import io.rlscheduler.protocol.LogChunk;
+import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.LogLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +22,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -290,29 +295,68 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Writes a batch of a task's output lines; see the class comment for the rules. Returns at
-     * once.
+     * Writes a batch of a task's output lines, given one message per line (protocol minor 0): as
+     * {@link #appendChunks} with the lines made into chunks ({@link LogChunks#fromLines}). Returns
+     * at once.
      *
      * @param taskId the task (as received from a worker: it is checked)
      * @param epoch  the batch's lease epoch
      * @param lines  the lines, in ascending sequence order (they are sorted if not)
-     * @return completed, once the new lines are written to the OS, with the highest contiguous
-     *         sequence number of the epoch written (the value to acknowledge; 0 when none), or -1
-     *         when the epoch is older than the task's current one (stale; nothing written). Fails
-     *         with IllegalArgumentException for an invalid task id or a negative epoch (nothing
-     *         written), the IOException if the file cannot be written, IllegalStateException once
-     *         closed
+     * @return as {@link #appendChunks}
      */
     public CompletableFuture<Long> append(String taskId, long epoch, List<LogLine> lines) {
         try {
-            pathOf(taskId);
-            requireNotNegative(epoch, "epoch");
             Objects.requireNonNull(lines, "lines");
         } catch (RuntimeException invalid) {
             return CompletableFuture.failedFuture(invalid);
         }
-        List<LogLine> ordered = inSequenceOrder(lines);
-        return submit(taskId, stripe -> stripe.append(taskId, epoch, ordered));
+        return appendChunks(taskId, epoch, LogChunks.fromLines(lines));
+    }
+
+    /**
+     * Writes a batch of a task's output lines, given as chunks (runs of consecutive lines, each
+     * ended by LF); see the class comment for the rules, which hold line by line inside a chunk
+     * too: lines a chunk repeats are skipped, a chunk that starts beyond the next line is a gap and
+     * ends the batch there. A CR inside a line is written as a space. Returns at once; the bytes
+     * are handled on the task's I/O thread.
+     *
+     * @param taskId the task (as received from a worker: it is checked)
+     * @param epoch  the batch's lease epoch
+     * @param chunks the chunks, in ascending sequence order
+     * @return completed, once the new lines are written to the OS, with the highest contiguous
+     *         sequence number of the epoch written (the value to acknowledge; 0 when none), or -1
+     *         when the epoch is older than the task's current one (stale; nothing written). Fails
+     *         with IllegalArgumentException for an invalid task id, a negative epoch or a malformed
+     *         chunk (sequence number 0, no line, or text not ending with LF; nothing of the batch
+     *         is written), the IOException if the file cannot be written, IllegalStateException
+     *         once closed
+     */
+    public CompletableFuture<Long> appendChunks(String taskId, long epoch, List<LogChunk> chunks) {
+        try {
+            pathOf(taskId);
+            requireNotNegative(epoch, "epoch");
+            Objects.requireNonNull(chunks, "chunks");
+            for (LogChunk chunk : chunks) {
+                requireWellFormed(chunk);
+            }
+        } catch (RuntimeException invalid) {
+            return CompletableFuture.failedFuture(invalid);
+        }
+        return submit(taskId, stripe -> stripe.append(taskId, epoch, chunks));
+    }
+
+    /** Checks what can be checked of a chunk without reading its text: it is read on the I/O thread. */
+    private static void requireWellFormed(LogChunk chunk) {
+        if (chunk.getFirstSequence() < 1) {
+            throw new IllegalArgumentException("a log chunk's first sequence number must be at least 1, was "
+                    + chunk.getFirstSequence());
+        }
+        ByteString text = chunk.getText();
+        if (text.isEmpty() || text.byteAt(text.size() - 1) != '\n') {
+            throw new IllegalArgumentException("a log chunk must hold at least one line, each ended by LF (chunk at"
+                    + " sequence " + chunk.getFirstSequence() + " has " + text.size() + " bytes"
+                    + (text.isEmpty() ? "" : " and does not end with LF") + ")");
+        }
     }
 
     /**
@@ -611,15 +655,54 @@ public final class TaskLogManager implements AutoCloseable {
         }
     }
 
-    private static List<LogLine> inSequenceOrder(List<LogLine> lines) {
-        for (int i = 1; i < lines.size(); i++) {
-            if (lines.get(i).getSequence() < lines.get(i - 1).getSequence()) {
-                List<LogLine> sorted = new ArrayList<>(lines);
-                sorted.sort(Comparator.comparingLong(LogLine::getSequence));
-                return sorted;
+    private static final byte[] ESCAPE_PREFIX = LogFileFormat.ESCAPE_PREFIX.getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] RESERVED_PREFIX = LogFileFormat.RESERVED_PREFIX.getBytes(StandardCharsets.US_ASCII);
+
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long LFS = 0x0A0A0A0A0A0A0A0AL;
+    private static final long CRS = 0x0D0D0D0D0D0D0D0DL;
+
+    /**
+     * Returns the index of the LF that ends the line starting at {@code pos} (there is one: a
+     * chunk ends with LF), turning each CR on the way into a space. Eight bytes at a time: a byte
+     * equal to {@code c} is a zero byte of {@code w ^ c}, and {@code (x - 0x01..) & ~x & 0x80..}
+     * marks the lowest zero byte of {@code x} exactly.
+     */
+    private static int lineEnd(byte[] bytes, int pos, int size) {
+        int i = pos;
+        while (true) {
+            for (; i + 8 <= size; i += 8) {
+                long w = (long) LONGS.get(bytes, i);
+                long lf = w ^ LFS;
+                long cr = w ^ CRS;
+                long hit = ((lf - ONES) & ~lf | (cr - ONES) & ~cr) & HIGHS;
+                if (hit != 0) {
+                    i += Long.numberOfTrailingZeros(hit) >>> 3;
+                    break;
+                }
+            }
+            for (; bytes[i] != '\n'; i++) {
+                if (bytes[i] == '\r') {
+                    bytes[i] = ' ';
+                    i++;
+                    break; // back to eight at a time
+                }
+            }
+            if (bytes[i] == '\n') {
+                return i;
             }
         }
-        return lines;
+    }
+
+    private static boolean startsWithReserved(byte[] bytes, int pos) {
+        for (int k = 0; k < RESERVED_PREFIX.length; k++) {
+            if (bytes[pos + k] != RESERVED_PREFIX[k]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void requireNotNegative(long value, String name) {
@@ -673,6 +756,28 @@ public final class TaskLogManager implements AutoCloseable {
             bytes[size++] = '\n';
         }
 
+        /** Makes room for {@code more} bytes and returns the array to write them at {@link #size()}. */
+        byte[] reserve(int more) {
+            if (size + more > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + more));
+            }
+            return bytes;
+        }
+
+        void put(byte[] source, int offset, int length) {
+            reserve(length);
+            System.arraycopy(source, offset, bytes, size, length);
+            size += length;
+        }
+
+        void advance(int length) {
+            size += length;
+        }
+
+        byte[] copy(int from, int to) {
+            return Arrays.copyOfRange(bytes, from, to);
+        }
+
         int size() {
             return size;
         }
@@ -694,6 +799,9 @@ public final class TaskLogManager implements AutoCloseable {
         /** The states with an open writer, least recently used first: trim closes from the front. */
         private final LinkedHashMap<TaskLogState, Boolean> writing = new LinkedHashMap<>(64, 0.75f, true);
         private final Output out = new Output();
+        private byte[] scratch = new byte[64 * 1024];
+        /** What {@link #skipLines} skipped. */
+        private long linesSkipped;
 
         Stripe(int index, int maxOpenFiles, int maxCachedTasks) {
             this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -715,7 +823,7 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
-        long append(String taskId, long epoch, List<LogLine> lines) throws IOException {
+        long append(String taskId, long epoch, List<LogChunk> chunks) throws IOException {
             TaskLogState st = state(taskId);
             if (epoch < st.epoch) {
                 log.debug("task {}: log batch for epoch {} older than {}: stale, ignored", taskId, epoch, st.epoch);
@@ -724,8 +832,8 @@ public final class TaskLogManager implements AutoCloseable {
             if (epoch > st.epoch) {
                 startAttempt(st, epoch, 0, UNKNOWN_TRACE_ID);
             }
-            if (!lines.isEmpty()) {
-                writeLines(st, lines);
+            if (!chunks.isEmpty()) {
+                writeChunks(st, chunks);
             }
             finishIfDue(st);
             return st.lastSequence;
@@ -808,41 +916,105 @@ public final class TaskLogManager implements AutoCloseable {
             st.startAttempt(epoch, attempt);
         }
 
-        private void writeLines(TaskLogState st, List<LogLine> lines) throws IOException {
-            if (!writesAny(st, lines)) {
+        /**
+         * Writes the lines of {@code chunks} that come next (skipping those already written, up to
+         * a gap or the attempt's last line) with one write, then hands each chunk's written part to
+         * the live followers as one block of file bytes. Each byte is read once, to find the ends of
+         * lines and turn CRs into spaces, and copied once; only a line that begins with
+         * {@code ##RLS_} takes more (its escape).
+         */
+        private void writeChunks(TaskLogState st, List<LogChunk> chunks) throws IOException {
+            long last = st.lastSequence;
+            // No line above the attempt's last: once it ended complete, or once its worker said
+            // where it ends (a line beyond that cannot be the attempt's).
+            long limit = st.pendingEndSequence >= 0 ? Math.min(st.sequenceLimit, st.pendingEndSequence) : st.sequenceLimit;
+            if (!writesAny(st, chunks, limit)) {
                 return; // duplicates only, or beyond the end: leave a closed file closed
             }
             writer(st);
             out.reset();
-            long last = st.lastSequence;
-            List<LogRecord> records = new ArrayList<>(lines.size());
-            long[] ends = new long[lines.size()];
-            for (LogLine line : lines) {
-                long sequence = line.getSequence();
-                if (sequence <= last) {
-                    continue;
-                }
-                if (sequence != last + 1 || sequence > st.sequenceLimit) {
+            List<LiveBlock> blocks = st.followers.isEmpty() ? null : new ArrayList<>(chunks.size());
+            for (LogChunk chunk : chunks) {
+                if (last >= limit) {
                     break;
                 }
-                String text = LogFileFormat.oneLine(line.getText());
-                out.line(LogFileFormat.textLine(text));
-                ends[records.size()] = st.length + out.size();
-                records.add(LogRecord.line(st.taskId, st.attempt, st.epoch, sequence, line.getStream(), text));
-                last = sequence;
+                ByteString text = chunk.getText();
+                int n = text.size();
+                byte[] bytes = scratch(n);
+                text.copyTo(bytes, 0);
+                long first = chunk.getFirstSequence();
+                int pos = 0;
+                long skipped = 0;
+                if (first <= last) { // lines this chunk repeats
+                    pos = skipLines(bytes, n, last - first + 1);
+                    skipped = linesSkipped;
+                }
+                if (pos == n) {
+                    continue;
+                }
+                if (first + skipped != last + 1) {
+                    break; // a gap: the worker resends from the acknowledgement
+                }
+                int blockStart = out.size();
+                int lines = copyLines(bytes, pos, n, limit - last);
+                if (blocks != null) {
+                    blocks.add(new LiveBlock(st.attempt, st.epoch, chunk.getStreamValue(), last + 1, lines,
+                            out.copy(blockStart, out.size()), st.length + blockStart));
+                }
+                last += lines;
             }
-            if (records.isEmpty()) {
+            if (last == st.lastSequence) {
                 return;
             }
             commit(st);
             st.lastSequence = last;
-            if (st.followers.isEmpty()) {
-                return;
+            if (blocks != null) {
+                offerLive(st, blocks);
             }
+        }
+
+        /**
+         * Returns the offset after the first {@code count} lines of {@code bytes[0, n)} (or
+         * {@code n} if it has fewer), and how many it skipped in {@link #linesSkipped}.
+         */
+        private int skipLines(byte[] bytes, int n, long count) {
+            int pos = 0;
+            long skipped = 0;
+            while (pos < n && skipped < count) {
+                pos = lineEnd(bytes, pos, n) + 1;
+                skipped++;
+            }
+            linesSkipped = skipped;
+            return pos;
+        }
+
+        /**
+         * Appends up to {@code maxLines} lines of {@code bytes[pos, n)} to the output, CRs made
+         * spaces and a line that begins with {@code ##RLS_} escaped; returns how many. Bytes go in
+         * one copy per run of lines between escapes (usually the whole chunk).
+         */
+        private int copyLines(byte[] bytes, int pos, int n, long maxLines) {
+            int lines = 0;
+            int runStart = pos;
+            while (pos < n && lines < maxLines) {
+                int end = lineEnd(bytes, pos, n);
+                if (bytes[pos] == '#' && end - pos >= RESERVED_PREFIX.length && startsWithReserved(bytes, pos)) {
+                    out.put(bytes, runStart, pos - runStart);
+                    out.put(ESCAPE_PREFIX, 0, ESCAPE_PREFIX.length);
+                    runStart = pos;
+                }
+                pos = end + 1;
+                lines++;
+            }
+            out.put(bytes, runStart, pos - runStart);
+            return lines;
+        }
+
+        private void offerLive(TaskLogState st, List<LiveBlock> blocks) {
             for (Iterator<LogFollower> it = st.followers.iterator(); it.hasNext();) {
                 LogFollower follower = it.next();
-                for (int i = 0; i < records.size(); i++) {
-                    if (!follower.offer(records.get(i), ends[i])) {
+                for (LiveBlock block : blocks) {
+                    if (!follower.offer(block)) {
                         it.remove();
                         break;
                     }
@@ -850,10 +1022,24 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
-        private static boolean writesAny(TaskLogState st, List<LogLine> lines) {
-            for (LogLine line : lines) {
-                if (line.getSequence() > st.lastSequence) {
-                    return line.getSequence() == st.lastSequence + 1 && line.getSequence() <= st.sequenceLimit;
+        /** A reused array of at least {@code n} bytes to read a chunk into. */
+        private byte[] scratch(int n) {
+            if (scratch.length < n) {
+                scratch = new byte[Math.max(n, scratch.length * 2)];
+            }
+            return scratch;
+        }
+
+        private static boolean writesAny(TaskLogState st, List<LogChunk> chunks, long limit) {
+            for (LogChunk chunk : chunks) {
+                long first = chunk.getFirstSequence();
+                if (first > st.lastSequence + 1) {
+                    return false; // a gap first
+                }
+                // The chunk reaches past the last line written (its line count is its LF count;
+                // counted only for a chunk that starts at or below it, i.e. a resend).
+                if ((first == st.lastSequence + 1 || first + LogChunks.lineCount(chunk.getText()) - 1 > st.lastSequence)) {
+                    return st.lastSequence + 1 <= limit;
                 }
             }
             return false;

@@ -26,6 +26,7 @@ import io.rlscheduler.protocol.ReportResult;
 import io.rlscheduler.protocol.TaskReportStatus;
 import io.rlscheduler.protocol.TaskStatusAck;
 import io.rlscheduler.protocol.TaskStatusReport;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -187,8 +188,23 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setMessage("invalid task id").setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
-        context.logs.append(batch.getTaskId(), batch.getEpoch(), batch.getLinesList()).whenComplete((acked, error) -> {
-            if (error != null) {
+        if (batch.getLinesCount() > 0 && batch.getChunksCount() > 0) {
+            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage("a log batch carries lines or chunks, not both").setTaskId(batch.getTaskId())
+                    .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
+            return;
+        }
+        CompletableFuture<Long> written = batch.getChunksCount() > 0
+                ? context.logs.appendChunks(batch.getTaskId(), batch.getEpoch(), batch.getChunksList())
+                : context.logs.append(batch.getTaskId(), batch.getEpoch(), batch.getLinesList());
+        written.whenComplete((acked, error) -> {
+            if (error instanceof IllegalArgumentException invalid) {
+                log.warn("worker {} sent a malformed log batch for task {}: {}", worker.getWorkerId(),
+                        batch.getTaskId(), invalid.getMessage());
+                ctx.channel().writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                        .setMessage(String.valueOf(invalid.getMessage())).setTaskId(batch.getTaskId())
+                        .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
+            } else if (error != null) {
                 log.error("cannot write log of task {}: {}", batch.getTaskId(), error.toString());
             } else if (acked >= 0) {
                 ctx.channel().writeAndFlush(LogAck.newBuilder().setTaskId(batch.getTaskId())

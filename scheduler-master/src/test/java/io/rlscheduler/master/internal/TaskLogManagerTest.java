@@ -8,7 +8,11 @@ import static io.rlscheduler.master.internal.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.ByteString;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,6 +61,85 @@ class TaskLogManagerTest {
         assertThat(dir).isDirectory();
         await(logs.open("t1", "trace-abc", 7, 1));
         assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "##RLS_ATTEMPT attempt=1 epoch=7");
+    }
+
+    private static LogChunk chunk(long first, String text) {
+        return chunk(first, LogStream.LOG_STREAM_STDOUT, text);
+    }
+
+    private static LogChunk chunk(long first, LogStream stream, String text) {
+        return LogChunk.newBuilder().setFirstSequence(first).setStream(stream)
+                .setText(ByteString.copyFromUtf8(text)).build();
+    }
+
+    @Test
+    void writesChunksLineByLineWithEscapesAndCarriageReturnsAsSpaces() {
+        await(logs.open("t1", "tr", 7, 1));
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "one\n##RLS_END state=X complete=true\n"),
+                chunk(3, LogStream.LOG_STREAM_STDERR, "a\rb\n\n\u00e9t\u00e9\n"))))).isEqualTo(5);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "one",
+                "##RLS_TEXT ##RLS_END state=X complete=true", "a b", "", "\u00e9t\u00e9");
+        // Read back as a follower does: the escaped line is output, not an end.
+        LogFixtures.Recorder recorder = new LogFixtures.Recorder();
+        logs.complete("t1", 7, 5, "SUCCEEDED");
+        await(logs.follow("t1", recorder).whenEnded());
+        assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getText)
+                .containsExactly("one", "##RLS_END state=X complete=true", "a b", "", "\u00e9t\u00e9");
+    }
+
+    @Test
+    void aChunkThatRepeatsLinesWritesOnlyTheNewOnesAndAGapEndsTheBatch() {
+        await(logs.open("t1", "tr", 7, 1));
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\nline-2\nline-3\n"))))).isEqualTo(3);
+        // A resend from before an ack: 2 and 3 are skipped inside the chunk, 4 and 5 written.
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(2, "line-2\nline-3\nline-4\nline-5\n")))))
+                .isEqualTo(5);
+        // Only repeats: nothing written.
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "x\ny\n"))))).isEqualTo(5);
+        // A gap (7 while 6 is missing) ends the batch: the chunk after it is not written either.
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(6, "line-6\n"), chunk(8, "line-8\n"),
+                chunk(7, "line-7\n"))))).isEqualTo(6);
+        assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 6));
+    }
+
+    @Test
+    void linesAfterTheAttemptsLastAreNotWrittenEvenInsideAChunk() {
+        await(logs.open("t1", "tr", 7, 1));
+        logs.complete("t1", 7, 2, "SUCCEEDED");
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\nline-2\nline-3\n"))))).isEqualTo(2);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "##RLS_END state=SUCCEEDED complete=true last=2");
+    }
+
+    @Test
+    void aMalformedChunkFailsTheWholeBatchAndWritesNothing() {
+        await(logs.open("t1", "tr", 7, 1));
+        for (LogChunk bad : List.of(chunk(2, "no final LF"), chunk(2, ""), chunk(0, "zero\n"))) {
+            CompletableFuture<Long> result = logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\n"), bad));
+            assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\n"))))).as("still serving").isEqualTo(1);
+    }
+
+    @Test
+    void liveFollowersGetEachChunkLineWithItsStreamAndSequence() {
+        await(logs.open("t1", "tr", 7, 1));
+        LogFixtures.Recorder recorder = new LogFixtures.Recorder();
+        logs.follow("t1", recorder);
+        await(logs.appendChunks("t1", 7, List.of(chunk(1, "a\nb\n"), chunk(3, LogStream.LOG_STREAM_STDERR, "##RLS_x\n"))));
+        logs.complete("t1", 7, 3, "SUCCEEDED");
+        LogRecord end = await(logs.follow("t1", r -> { }).whenEnded());
+        assertThat(end.isComplete()).isTrue();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> recorder.records().stream().anyMatch(LogRecord::isEndOfStream));
+        List<LogRecord> lines = recorder.records().stream().filter(r -> !r.isEndOfStream()).toList();
+        assertThat(lines).extracting(LogRecord::getText).containsExactly("a", "b", "##RLS_x");
+        assertThat(lines).extracting(LogRecord::getSequence).containsExactly(1L, 2L, 3L);
+        assertThat(lines).extracting(LogRecord::getEpoch).containsOnly(7L);
+        assertThat(lines).as("live lines keep their stream").extracting(LogRecord::getStream)
+                .containsExactly(LogStream.LOG_STREAM_STDOUT, LogStream.LOG_STREAM_STDOUT, LogStream.LOG_STREAM_STDERR);
     }
 
     @Test

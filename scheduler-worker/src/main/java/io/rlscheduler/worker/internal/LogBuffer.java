@@ -1,6 +1,7 @@
 package io.rlscheduler.worker.internal;
 
-import io.rlscheduler.protocol.LogLine;
+import com.google.protobuf.UnsafeByteOperations;
+import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -8,24 +9,31 @@ import java.util.List;
 
 /**
  * The output lines of one attempt that the master has not yet acknowledged. Lines get sequence
- * numbers 1, 2, 3, ... in the order they are added; they stay here until a {@code LogAck} covers
- * them, and after a reconnect everything unacknowledged is sent again (the master skips what it
- * already has). Bounded: when {@code capacity} lines wait unacknowledged, {@link #add} blocks the
- * reading thread, which in turn blocks the task's writes to its pipe: back-pressure instead of loss.
- * Thread-safe.
+ * numbers 1, 2, 3, ... in the order they are added; they are kept as the blocks they were added
+ * in ({@link LineBlock}, one {@link LogChunk} each), until a {@code LogAck} covers a block's last
+ * line; after a reconnect everything unacknowledged is sent again (the master skips what it
+ * already has, also inside a block). Bounded: while {@code capacity} lines or more wait
+ * unacknowledged, {@link #add} blocks the reading thread, which in turn blocks the task's writes
+ * to its pipe: back-pressure instead of loss. Thread-safe.
  */
 public final class LogBuffer {
+
+    /** A block of lines as it is sent, and the sequence number of its last line. */
+    private record Entry(LogChunk chunk, long last, int lines, int bytes) {
+    }
 
     private final String taskId;
     private final long epoch;
     private final int capacity;
-    private final ArrayDeque<LogLine> unacked = new ArrayDeque<>();
+    private final ArrayDeque<Entry> unacked = new ArrayDeque<>();
     /**
      * The tail of {@link #unacked} not yet sent on the current connection, so a batch is taken
-     * from its head instead of walking past every line sent but not yet acknowledged (up to the
-     * capacity: a quadratic cost for a chatty task).
+     * from its head instead of walking past every block sent but not yet acknowledged.
      */
-    private final ArrayDeque<LogLine> unsent = new ArrayDeque<>();
+    private final ArrayDeque<Entry> unsent = new ArrayDeque<>();
+    private long unackedLines;
+    private long unsentLines;
+    private long unsentBytes;
     private long lastSequence;
     private long ackedSequence;
     private boolean closed;
@@ -45,51 +53,80 @@ public final class LogBuffer {
     }
 
     /**
-     * Adds a line; blocks while the buffer is full (until acknowledged or closed).
+     * Adds one line (CR and LF inside it become spaces); blocks while the buffer is full.
      *
      * @return how many lines now wait to be sent on the current connection
      */
-    public synchronized long add(LogStream stream, String text) throws InterruptedException {
-        while (unacked.size() >= capacity && !closed) {
-            wait(200);
-        }
-        lastSequence++;
-        LogLine line = LogLine.newBuilder().setSequence(lastSequence).setStream(stream)
-                .setTimestampUnixMs(System.currentTimeMillis()).setText(text).build();
-        unacked.addLast(line);
-        unsent.addLast(line);
-        return unsent.size();
+    public long add(LogStream stream, String text) throws InterruptedException {
+        return add(stream, LineBlock.of(text));
     }
 
-    /** Returns up to {@code max} lines not yet sent on the current connection, and marks them sent. */
-    public synchronized List<LogLine> nextBatch(int max, int maxBytes) {
-        List<LogLine> batch = new ArrayList<>(Math.min(max, unsent.size()));
-        int bytes = 0;
-        while (!unsent.isEmpty() && batch.size() < max) {
-            LogLine line = unsent.peekFirst();
-            int size = line.getText().length() * 3 + 32;
-            if (bytes > 0 && bytes + size > maxBytes) {
+    /**
+     * Adds a block of lines; blocks while the buffer is full (until acknowledged or closed). The
+     * block is kept as it is, not copied.
+     *
+     * @return how many lines now wait to be sent on the current connection
+     */
+    public synchronized long add(LogStream stream, LineBlock lines) throws InterruptedException {
+        while (unackedLines >= capacity && !closed) {
+            wait(200);
+        }
+        LogChunk chunk = LogChunk.newBuilder().setFirstSequence(lastSequence + 1).setStream(stream)
+                .setTimestampUnixMs(System.currentTimeMillis())
+                .setText(UnsafeByteOperations.unsafeWrap(lines.array(), 0, lines.length())).build();
+        lastSequence += lines.lineCount();
+        Entry entry = new Entry(chunk, lastSequence, lines.lineCount(), lines.length());
+        unacked.addLast(entry);
+        unackedLines += entry.lines();
+        unsent.addLast(entry);
+        unsentLines += entry.lines();
+        unsentBytes += entry.bytes();
+        return unsentLines;
+    }
+
+    /** Returns the bytes of the lines not yet sent on the current connection. */
+    public synchronized long unsentBytes() {
+        return unsentBytes;
+    }
+
+    /**
+     * Returns the blocks not yet sent on the current connection, up to {@code maxLines} lines and
+     * {@code maxBytes} bytes (but at least one block if any waits), and marks them sent.
+     */
+    public synchronized List<LogChunk> nextBatch(int maxLines, int maxBytes) {
+        List<LogChunk> batch = new ArrayList<>(Math.min(8, unsent.size()));
+        long lines = 0;
+        long bytes = 0;
+        while (!unsent.isEmpty()) {
+            Entry next = unsent.peekFirst();
+            if (!batch.isEmpty() && (lines + next.lines() > maxLines || bytes + next.bytes() > maxBytes)) {
                 break;
             }
-            batch.add(unsent.pollFirst());
-            bytes += size;
+            unsent.pollFirst();
+            unsentLines -= next.lines();
+            unsentBytes -= next.bytes();
+            batch.add(next.chunk());
+            lines += next.lines();
+            bytes += next.bytes();
         }
         return batch;
     }
 
-    /** Drops the lines up to {@code sequence}, which the master has written. */
+    /** Drops the blocks whose lines are all up to {@code sequence}, which the master has written. */
     public synchronized void ack(long sequence) {
         if (sequence <= ackedSequence) {
             return;
         }
         ackedSequence = Math.min(sequence, lastSequence);
-        while (!unacked.isEmpty() && unacked.peekFirst().getSequence() <= ackedSequence) {
-            unacked.removeFirst();
+        while (!unacked.isEmpty() && unacked.peekFirst().last() <= ackedSequence) {
+            unackedLines -= unacked.removeFirst().lines();
         }
         // The master may acknowledge lines this connection has not sent (it had them from before
         // a reconnect): they need not be sent again.
-        while (!unsent.isEmpty() && unsent.peekFirst().getSequence() <= ackedSequence) {
-            unsent.removeFirst();
+        while (!unsent.isEmpty() && unsent.peekFirst().last() <= ackedSequence) {
+            Entry sent = unsent.removeFirst();
+            unsentLines -= sent.lines();
+            unsentBytes -= sent.bytes();
         }
         notifyAll();
     }
@@ -98,6 +135,12 @@ public final class LogBuffer {
     public synchronized void resend() {
         unsent.clear();
         unsent.addAll(unacked);
+        unsentLines = 0;
+        unsentBytes = 0;
+        for (Entry entry : unsent) {
+            unsentLines += entry.lines();
+            unsentBytes += entry.bytes();
+        }
     }
 
     /** Returns the sequence number of the last line added (0 if none). */
@@ -110,9 +153,9 @@ public final class LogBuffer {
         return ackedSequence >= lastSequence;
     }
 
-    /** Returns the number of lines waiting for an acknowledgement. */
-    public synchronized int pending() {
-        return unacked.size();
+    /** Returns the number of lines waiting for an acknowledgement (whole blocks: a partly acknowledged one counts whole). */
+    public synchronized long pending() {
+        return unackedLines;
     }
 
     /** Releases a reader blocked in {@link #add}; further lines are still accepted. */

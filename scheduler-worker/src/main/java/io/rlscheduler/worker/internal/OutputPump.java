@@ -10,20 +10,23 @@ import java.io.InputStream;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Reads one of a process's output streams on its own thread and passes each line to a
- * {@link TaskOutput}. {@link #done()} completes after the last line was passed on. Once
+ * Reads one of a process's output streams on its own thread and passes its lines to a
+ * {@link TaskOutput}: a block per read to a {@link BlockOutput}, else one call per line. {@link #done()} completes after the last line was passed on. Once
  * {@link #detach() detached}, lines are dropped: used when the attempt has been reported as ended
  * while something outside its process group still holds the pipe open.
  */
 public final class OutputPump implements Runnable {
 
     private static final Logger LOG = LoggerFactory.getLogger(OutputPump.class);
+    /** Bytes asked for per read: a whole pipe buffer (64 KiB on Linux), so a chatty task's lines come in few blocks. */
+    private static final int READ_BYTES = 64 * 1024;
 
     private final InputStream in;
     private final LogStream stream;
     private final TaskOutput output;
     private final String taskName;
     private final LineSplitter splitter;
+    private final BlockOutput blocks;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private final Object lock = new Object();
     private boolean detached;
@@ -44,6 +47,7 @@ public final class OutputPump implements Runnable {
         this.output = output;
         this.taskName = taskName;
         this.splitter = new LineSplitter(LineSplitter.DEFAULT_MAX_LINE_BYTES, this::deliver);
+        this.blocks = output instanceof BlockOutput block ? block : null;
     }
 
     /** Returns a future completed after the stream ended and its last line was passed on. */
@@ -53,7 +57,7 @@ public final class OutputPump implements Runnable {
 
     @Override
     public void run() {
-        byte[] buffer = new byte[8192];
+        byte[] buffer = new byte[READ_BYTES];
         try {
             int n;
             while ((n = in.read(buffer)) != -1) {
@@ -84,17 +88,24 @@ public final class OutputPump implements Runnable {
         }
     }
 
-    private void deliver(String line) {
+    private void deliver(LineBlock lines) {
         synchronized (lock) {
             if (detached) {
-                if (dropped++ == 0) {
+                if (dropped == 0) {
                     LOG.warn("{}: {} still open after the attempt was reported ended; dropping its lines",
                             taskName, stream);
                 }
+                dropped += lines.lineCount();
                 return;
             }
             try {
-                output.line(stream, line);
+                if (blocks != null) {
+                    blocks.lines(stream, lines);
+                } else {
+                    for (int i = 0; i < lines.lineCount(); i++) {
+                        output.line(stream, lines.text(i));
+                    }
+                }
             } catch (RuntimeException e) {
                 // Keep draining: a process whose pipe fills up blocks forever.
                 if (!outputFailed) {

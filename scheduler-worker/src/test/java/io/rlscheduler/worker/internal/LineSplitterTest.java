@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,9 +14,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class LineSplitterTest {
 
     private final List<String> lines = new ArrayList<>();
+    private final List<LineBlock> blocks = new ArrayList<>();
+
+    private void collect(LineBlock block) {
+        blocks.add(block);
+        assertThat(block.lineCount()).isPositive();
+        assertThat(block.array()[block.length() - 1]).isEqualTo((byte) '\n');
+        for (int i = 0; i < block.lineCount(); i++) {
+            String text = block.text(i);
+            assertThat(text).doesNotContain("\n", "\r");
+            // The block's bytes are the well-formed UTF-8 of its text: what the master writes.
+            assertThat(Arrays.copyOfRange(block.array(), block.start(i), block.end(i)))
+                    .isEqualTo(text.getBytes(StandardCharsets.UTF_8));
+            lines.add(text);
+        }
+    }
 
     private List<String> split(int max, byte[] input, int pieceSize) {
-        LineSplitter splitter = new LineSplitter(max, lines::add);
+        LineSplitter splitter = new LineSplitter(max, this::collect);
         for (int i = 0; i < input.length; i += pieceSize) {
             splitter.feed(input, i, Math.min(pieceSize, input.length - i));
         }
@@ -28,8 +44,49 @@ class LineSplitterTest {
     }
 
     @Test
-    void splitsOnNewlinesAndStripsOneCarriageReturn() {
-        assertThat(split(1024, utf8("a\nb\r\n\nc\r\r\n"), 1000)).containsExactly("a", "b", "", "c\r");
+    void splitsOnNewlinesStripsOneCarriageReturnAndTurnsOthersIntoSpaces() {
+        assertThat(split(1024, utf8("a\nb\r\n\nc\r\r\nd\re\n"), 1000)).containsExactly("a", "b", "", "c ", "d e");
+    }
+
+    @Test
+    void theLinesCompletedByOneFeedComeAsOneBlock() {
+        LineSplitter splitter = new LineSplitter(1024, this::collect);
+        byte[] first = utf8("one\ntwo\nthr");
+        splitter.feed(first, 0, first.length);
+        assertThat(blocks).hasSize(1);
+        assertThat(blocks.get(0).lineCount()).isEqualTo(2);
+        assertThat(new String(blocks.get(0).array(), 0, blocks.get(0).length(), StandardCharsets.UTF_8))
+                .isEqualTo("one\ntwo\n");
+        byte[] second = utf8("ee\nfour");
+        splitter.feed(second, 0, second.length);
+        assertThat(blocks).hasSize(2);
+        assertThat(blocks.get(1).lineCount()).isEqualTo(1);
+        assertThat(blocks.get(1).startsWith(0, "thr")).isTrue();
+        assertThat(blocks.get(1).startsWith(0, "three!")).isFalse();
+        byte[] none = utf8("more of four");
+        splitter.feed(none, 0, none.length);
+        assertThat(blocks).hasSize(2); // no line completed: nothing passed on
+        splitter.finish();
+        assertThat(lines).containsExactly("one", "two", "three", "fourmore of four");
+    }
+
+    @Test
+    void aReplacedLineThatGrowsKeepsTheLinesAfterIt() {
+        // Each malformed byte becomes three (U+FFFD): the buffer must grow mid-feed.
+        byte[] input = new byte[3000];
+        Arrays.fill(input, (byte) 0xFF);
+        input[1000] = '\n';
+        input[2999] = '\n';
+        List<String> out = split(LineSplitter.DEFAULT_MAX_LINE_BYTES, input, input.length);
+        assertThat(out).containsExactly("\uFFFD".repeat(1000), "\uFFFD".repeat(1998));
+    }
+
+    @Test
+    void singleLineBlocksTurnLineBreaksIntoSpaces() {
+        LineBlock block = LineBlock.of("a\r\nb\u00e9");
+        assertThat(block.lineCount()).isEqualTo(1);
+        assertThat(block.text(0)).isEqualTo("a  b\u00e9");
+        assertThat(block.length()).isEqualTo("a  b\u00e9".getBytes(StandardCharsets.UTF_8).length + 1);
     }
 
     @Test
@@ -98,12 +155,12 @@ class LineSplitterTest {
 
     @Test
     void findsUtf8Boundaries() {
-        assertThat(LineSplitter.utf8Boundary(utf8("abcd"), 4)).isEqualTo(4);
-        assertThat(LineSplitter.utf8Boundary(utf8("ab\u00e9"), 4)).isEqualTo(4); // complete 2-byte char
+        assertThat(LineSplitter.utf8Boundary(utf8("abcd"), 0, 4)).isEqualTo(4);
+        assertThat(LineSplitter.utf8Boundary(utf8("ab\u00e9"), 0, 4)).isEqualTo(4); // complete 2-byte char
         byte[] partial = utf8("a\u4e2d");
-        assertThat(LineSplitter.utf8Boundary(partial, 3)).isEqualTo(1); // lead + 1 of 2 continuations
-        assertThat(LineSplitter.utf8Boundary(partial, 2)).isEqualTo(1); // lead only
-        assertThat(LineSplitter.utf8Boundary(new byte[] {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80}, 4))
+        assertThat(LineSplitter.utf8Boundary(partial, 0, 3)).isEqualTo(1); // lead + 1 of 2 continuations
+        assertThat(LineSplitter.utf8Boundary(partial, 0, 2)).isEqualTo(1); // lead only
+        assertThat(LineSplitter.utf8Boundary(new byte[] {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80}, 0, 4))
                 .isEqualTo(4); // malformed: cut anywhere
     }
 

@@ -3,9 +3,13 @@ package io.rlscheduler.worker.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rlscheduler.protocol.LogChunk;
+import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.LogLine;
 import io.rlscheduler.protocol.LogStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
@@ -13,8 +17,17 @@ import org.junit.jupiter.api.Test;
 /** Sequencing, batching, acknowledgement and resending of {@link LogBuffer}. */
 class LogBufferTest {
 
-    private static List<Long> sequences(List<LogLine> batch) {
-        return batch.stream().map(LogLine::getSequence).toList();
+    private static List<Long> sequences(List<LogChunk> batch) {
+        return batch.stream().flatMap(chunk -> LogChunks.toLines(chunk).stream()).map(LogLine::getSequence).toList();
+    }
+
+    private static LineBlock block(String... lines) {
+        List<LineBlock> out = new ArrayList<>();
+        LineSplitter splitter = new LineSplitter(1024, out::add);
+        byte[] bytes = (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8);
+        splitter.feed(bytes, 0, bytes.length);
+        assertThat(out).hasSize(1);
+        return out.get(0);
     }
 
     private static void add(LogBuffer buffer, int n) throws InterruptedException {
@@ -30,10 +43,10 @@ class LogBufferTest {
         assertThat(sequences(buffer.nextBatch(2, 1 << 20))).containsExactly(1L, 2L);
         assertThat(sequences(buffer.nextBatch(10, 1 << 20))).containsExactly(3L, 4L, 5L);
         assertThat(buffer.nextBatch(10, 1 << 20)).isEmpty();
-        // A batch stops at its byte budget (3 bytes per character + 32 per line), but never empty.
+        // A batch stops at its byte budget (the lines' UTF-8 bytes with their LFs), but never empty.
         add(buffer, 3);
         assertThat(sequences(buffer.nextBatch(10, 1))).containsExactly(6L);
-        assertThat(sequences(buffer.nextBatch(10, 2 * (6 * 3 + 32)))).containsExactly(7L, 8L);
+        assertThat(sequences(buffer.nextBatch(10, 2 * "line 1\n".length()))).containsExactly(7L, 8L);
         assertThat(buffer.pending()).isEqualTo(8);
         assertThat(buffer.getLastSequence()).isEqualTo(8);
     }
@@ -81,5 +94,35 @@ class LogBufferTest {
         buffer.ack(1);
         await().atMost(Duration.ofSeconds(5)).until(fourth::isDone);
         assertThat(sequences(buffer.nextBatch(10, 1 << 20))).containsExactly(4L);
+    }
+
+    @Test
+    void blocksAreKeptAndSentWholeWithConsecutiveSequenceNumbers() throws Exception {
+        LogBuffer buffer = new LogBuffer("t", 7, 100);
+        assertThat(buffer.add(LogStream.LOG_STREAM_STDOUT, block("a", "b", "c"))).isEqualTo(3);
+        assertThat(buffer.add(LogStream.LOG_STREAM_STDERR, block("d", "e"))).isEqualTo(5);
+        assertThat(buffer.unsentBytes()).isEqualTo("a\nb\nc\nd\ne\n".length());
+        // maxLines never splits a block: the first batch holds one block, as it exceeds 2 lines.
+        List<LogChunk> first = buffer.nextBatch(2, 1 << 20);
+        assertThat(first).hasSize(1);
+        assertThat(first.get(0).getFirstSequence()).isEqualTo(1);
+        assertThat(first.get(0).getText().toStringUtf8()).isEqualTo("a\nb\nc\n");
+        assertThat(first.get(0).getStream()).isEqualTo(LogStream.LOG_STREAM_STDOUT);
+        List<LogChunk> second = buffer.nextBatch(2, 1 << 20);
+        assertThat(second.get(0).getFirstSequence()).isEqualTo(4);
+        assertThat(second.get(0).getStream()).isEqualTo(LogStream.LOG_STREAM_STDERR);
+        assertThat(buffer.unsentBytes()).isZero();
+
+        // An ack inside a block keeps the block: it is resent whole, and the master skips the
+        // lines it has.
+        buffer.ack(2);
+        assertThat(buffer.pending()).isEqualTo(5);
+        buffer.resend();
+        assertThat(sequences(buffer.nextBatch(100, 1 << 20))).containsExactly(1L, 2L, 3L, 4L, 5L);
+        buffer.ack(3);
+        assertThat(buffer.pending()).isEqualTo(2);
+        buffer.resend();
+        assertThat(sequences(buffer.nextBatch(100, 1 << 20))).containsExactly(4L, 5L);
+        assertThat(buffer.getLastSequence()).isEqualTo(5);
     }
 }
