@@ -14,6 +14,7 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.SharedClientResources;
 import io.rlscheduler.core.SubmitResult;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskIds;
@@ -51,6 +52,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -113,6 +115,9 @@ public final class SchedulerMaster implements AutoCloseable {
     private final Builder config;
     private final RedisClient client;
     private final boolean ownsClient;
+    /** The JVM's shared Lettuce threads, which the master's own client runs on; null for a user's client. */
+    private final io.lettuce.core.resource.ClientResources sharedResources;
+    private final AtomicBoolean ownClientShutDown = new AtomicBoolean();
     private final String masterId;
     private final WorkerRegistry registry = new WorkerRegistry();
     private final CountDownLatch terminated = new CountDownLatch(1);
@@ -134,7 +139,8 @@ public final class SchedulerMaster implements AutoCloseable {
     private SchedulerMaster(Builder b) {
         this.config = b;
         this.ownsClient = b.client == null;
-        this.client = b.client != null ? b.client : RedisClient.create(b.redisUri);
+        this.sharedResources = ownsClient ? SharedClientResources.acquire() : null;
+        this.client = b.client != null ? b.client : RedisClient.create(sharedResources, b.redisUri);
         this.masterId = b.masterId != null ? b.masterId : defaultMasterId();
     }
 
@@ -514,7 +520,7 @@ public final class SchedulerMaster implements AutoCloseable {
                 core.close();
             }
             if (ownsClient) {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                shutdownOwnClient();
             }
         } catch (RuntimeException e) {
             log.warn("error while stopping master {}: {}", masterId, e.toString());
@@ -541,6 +547,17 @@ public final class SchedulerMaster implements AutoCloseable {
         return terminated.getCount() == 0;
     }
 
+    /** Shuts down the master's own Redis client and gives back the shared threads; once. */
+    private void shutdownOwnClient() {
+        if (ownClientShutDown.compareAndSet(false, true)) {
+            try {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            } finally {
+                SharedClientResources.release(sharedResources);
+            }
+        }
+    }
+
     /** Shuts down and waits up to 15 s for termination. */
     @Override
     public void close() {
@@ -549,7 +566,7 @@ public final class SchedulerMaster implements AutoCloseable {
                 state = State.TERMINATED;
                 terminated.countDown();
                 if (ownsClient) {
-                    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                    shutdownOwnClient();
                 }
                 return;
             }

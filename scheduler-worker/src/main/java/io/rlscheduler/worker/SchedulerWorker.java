@@ -15,6 +15,7 @@ import io.rlscheduler.core.HeartbeatStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.RequeueResult;
 import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.SharedClientResources;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskState;
@@ -134,6 +135,9 @@ public final class SchedulerWorker implements AutoCloseable {
     private final Builder config;
     private final RedisClient client;
     private final boolean ownsClient;
+    /** The JVM's shared Lettuce threads, which the worker's own client runs on; null for a user's client. */
+    private final io.lettuce.core.resource.ClientResources sharedResources;
+    private final AtomicBoolean ownClientShutDown = new AtomicBoolean();
     private final String sessionId = "s-" + UUID.randomUUID();
     private final ConcurrentHashMap<String, Attempt> attempts = new ConcurrentHashMap<>();
     private final CountDownLatch terminated = new CountDownLatch(1);
@@ -155,7 +159,8 @@ public final class SchedulerWorker implements AutoCloseable {
     private SchedulerWorker(Builder b) {
         this.config = b;
         this.ownsClient = b.client == null;
-        this.client = b.client != null ? b.client : ownClient(b.redisUri);
+        this.sharedResources = ownsClient ? SharedClientResources.acquire() : null;
+        this.client = b.client != null ? b.client : ownClient(sharedResources, b.redisUri);
         this.probe = new ResourceProbe(b.nvidiaSmi);
         this.runDirectories = new RunDirectories(b.runRoot);
         this.fenceAfter = fenceAfter(b.coreOptions, b.killGrace);
@@ -181,8 +186,8 @@ public final class SchedulerWorker implements AutoCloseable {
      * instead of queueing them: a heartbeat must fail now (and count towards self-fencing), not
      * renew a lease minutes later after the worker has already stopped the task.
      */
-    private static RedisClient ownClient(RedisURI uri) {
-        RedisClient client = RedisClient.create(uri);
+    private static RedisClient ownClient(io.lettuce.core.resource.ClientResources resources, RedisURI uri) {
+        RedisClient client = RedisClient.create(resources, uri);
         client.setOptions(io.lettuce.core.ClientOptions.builder()
                 .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
@@ -379,6 +384,17 @@ public final class SchedulerWorker implements AutoCloseable {
         Channel channel = link.readyChannel();
         if (channel != null) {
             channel.writeAndFlush(message);
+        }
+    }
+
+    /** Shuts down the worker's own Redis client and gives back the shared threads; once. */
+    private void shutdownOwnClient() {
+        if (ownClientShutDown.compareAndSet(false, true)) {
+            try {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            } finally {
+                SharedClientResources.release(sharedResources);
+            }
         }
     }
 
@@ -860,6 +876,9 @@ public final class SchedulerWorker implements AutoCloseable {
             if (state != State.RUNNING) {
                 if (state == State.NEW) {
                     state = State.TERMINATED;
+                    if (ownsClient) {
+                        shutdownOwnClient();
+                    }
                     terminated.countDown();
                 }
                 return;
@@ -942,7 +961,7 @@ public final class SchedulerWorker implements AutoCloseable {
                 core.close();
             }
             if (ownsClient) {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                shutdownOwnClient();
             }
         } catch (RuntimeException e) {
             log.warn("error while stopping worker {}: {}", config.workerId, e.toString());
