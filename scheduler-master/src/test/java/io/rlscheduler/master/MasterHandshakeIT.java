@@ -11,15 +11,19 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.protocol.Challenge;
 import io.rlscheduler.protocol.ErrorCode;
 import io.rlscheduler.protocol.ErrorReply;
+import io.rlscheduler.protocol.FrameFormat;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.HeartbeatAck;
 import io.rlscheduler.protocol.Hello;
 import io.rlscheduler.protocol.HelloAccepted;
 import io.rlscheduler.protocol.HelloRejected;
+import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
@@ -166,13 +170,98 @@ class MasterHandshakeIT {
                     assertThat(e.getMessage()).contains("LF");
                 });
         assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
-        assertThat(Files.exists(dir.resolve("t-chunk.log"))).isFalse();
+        assertThat(dir.resolve("logs").resolve("t-chunk.log")).doesNotExist();
+    }
+
+    @Test
+    void minorZeroWorkerIsAnsweredMinorZeroAndItsLogLinesAreWrittenAndAcknowledged() throws Exception {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w-old", 0)));
+        HelloAccepted accepted = awaitAccepted(c);
+        assertThat(accepted.getProtocolMinor()).as("the lower of both minors").isZero();
+        assertThat(((Challenge) c.received.get(0)).getProtocolMinor()).isEqualTo(FrameFormat.MINOR_VERSION);
+
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-old").setEpoch(3)
+                .addLines(line(1, LogStream.LOG_STREAM_STDOUT, "first"))
+                .addLines(line(2, LogStream.LOG_STREAM_STDOUT, "left\rright"))
+                .addLines(line(3, LogStream.LOG_STREAM_STDERR, "caf\u00e9 \u4e2d\u6587 \u2713"))
+                .build());
+        awaitLogAck(c, "t-old", 3);
+        Path file = dir.resolve("logs").resolve("t-old.log");
+        List<String> expected = List.of("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=3", "first", "left right",
+                "caf\u00e9 \u4e2d\u6587 \u2713");
+        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactlyElementsOf(expected);
+
+        // A minor-0 worker resending after a reconnect: the lines the master has are skipped.
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-old").setEpoch(3)
+                .addLines(line(3, LogStream.LOG_STREAM_STDERR, "caf\u00e9 \u4e2d\u6587 \u2713"))
+                .addLines(line(4, LogStream.LOG_STREAM_STDOUT, "fourth"))
+                .build());
+        awaitLogAck(c, "t-old", 4);
+        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactlyElementsOf(
+                java.util.stream.Stream.concat(expected.stream(), java.util.stream.Stream.of("fourth")).toList());
+        assertThat(c.received).noneMatch(m -> m instanceof ErrorReply);
+        assertThat(c.channel.isActive()).isTrue();
+    }
+
+    @Test
+    void newerWorkerIsAnsweredTheMastersOwnMinor() {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w-new", FrameFormat.MINOR_VERSION + 5)));
+        assertThat(awaitAccepted(c).getProtocolMinor()).isEqualTo(FrameFormat.MINOR_VERSION);
+    }
+
+    @Test
+    void logBatchWithBothLinesAndChunksIsRefusedAndWritesNothing() throws Exception {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1", 0)));
+        awaitAccepted(c);
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-both").setEpoch(1)
+                .addLines(line(1, LogStream.LOG_STREAM_STDOUT, "as a line"))
+                .addChunks(LogChunk.newBuilder().setFirstSequence(1).setStream(LogStream.LOG_STREAM_STDOUT)
+                        .setText(ByteString.copyFromUtf8("as a chunk\n")))
+                .build());
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof ErrorReply));
+        assertThat(c.received).filteredOn(m -> m instanceof ErrorReply).singleElement()
+                .isInstanceOfSatisfying(ErrorReply.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_REQUEST);
+                    assertThat(e.getTaskId()).isEqualTo("t-both");
+                    assertThat(e.getEpoch()).isEqualTo(1);
+                    assertThat(e.getOffendingType()).isEqualTo(MessageType.LOG_BATCH.getCode());
+                });
+        assertThat(c.received).noneMatch(m -> m instanceof LogAck);
+        assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
+        Path file = dir.resolve("logs").resolve("t-both.log");
+        assertThat(file).doesNotExist();
+
+        // Nothing of the refused batch was written, not even later: line 1 is still free.
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-both").setEpoch(1)
+                .addLines(line(1, LogStream.LOG_STREAM_STDOUT, "the real line 1")).build());
+        awaitLogAck(c, "t-both", 1);
+        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8))
+                .containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=1", "the real line 1");
+    }
+
+    private static LogLine line(long sequence, LogStream stream, String text) {
+        return LogLine.newBuilder().setSequence(sequence).setStream(stream).setTimestampUnixMs(1_700_000_000_000L)
+                .setText(text).build();
+    }
+
+    private static HelloAccepted awaitAccepted(Client c) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().anyMatch(m -> m instanceof HelloAccepted));
+        return (HelloAccepted) c.received.stream().filter(m -> m instanceof HelloAccepted).findFirst().orElseThrow();
+    }
+
+    private static void awaitLogAck(Client c, String taskId, long sequence) {
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof LogAck ack
+                && ack.getTaskId().equals(taskId) && ack.getAckedSequence() == sequence));
     }
 
     private Hello hello(Challenge challenge, byte[] secret, String workerId) {
+        return hello(challenge, secret, workerId, 0);
+    }
+
+    private Hello hello(Challenge challenge, byte[] secret, String workerId, int minor) {
         ByteString clientNonce = HandshakeProof.newNonce();
         lastClient.clientNonce = clientNonce;
-        Hello hello = Hello.newBuilder().setProtocolMajor(1).setWorkerId(workerId).setSessionId("s-1")
+        Hello hello = Hello.newBuilder().setProtocolMajor(1).setProtocolMinor(minor).setWorkerId(workerId).setSessionId("s-1")
                 .setClientNonce(clientNonce)
                 .setProof(HandshakeProof.helloProof(secret, challenge.getServerNonce(), clientNonce,
                         workerId, "s-1"))

@@ -1,0 +1,388 @@
+package io.rlscheduler.worker;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.MessageLite;
+import io.lettuce.core.RedisClient;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.rlscheduler.core.Assignment;
+import io.rlscheduler.core.ClaimResult;
+import io.rlscheduler.core.ClaimStatus;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.TaskDefinition;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.protocol.Challenge;
+import io.rlscheduler.protocol.ExecuteTask;
+import io.rlscheduler.protocol.ExecuteTaskAck;
+import io.rlscheduler.protocol.FrameFormat;
+import io.rlscheduler.protocol.HandshakeProof;
+import io.rlscheduler.protocol.Heartbeat;
+import io.rlscheduler.protocol.HeartbeatAck;
+import io.rlscheduler.protocol.Hello;
+import io.rlscheduler.protocol.HelloAccepted;
+import io.rlscheduler.protocol.LogAck;
+import io.rlscheduler.protocol.LogBatch;
+import io.rlscheduler.protocol.LogChunk;
+import io.rlscheduler.protocol.LogChunks;
+import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ProtocolChannelInitializer;
+import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.ReportResult;
+import io.rlscheduler.protocol.ResourceRequest;
+import io.rlscheduler.protocol.TaskReportStatus;
+import io.rlscheduler.protocol.TaskStatusAck;
+import io.rlscheduler.protocol.TaskStatusReport;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A current worker (minor version {@value FrameFormat#MINOR_VERSION}) against a master that
+ * speaks an older or the same minor version, over real loopback sockets, with a real Redis and a
+ * real python3 process. The master is a stand-in made of the real protocol pieces (codec,
+ * handshake proofs) and a real {@link LeaseCore} that submits and claims the task for the
+ * worker: it answers the worker's HELLO with the minor version under test, sends the task as the
+ * master would, and acknowledges log batches, heartbeats and reports as the master does.
+ *
+ * <p>Proves the rule of docs/protocol.md "Version rules": with an agreed minor 0 the worker sends
+ * one {@code LogLine} per line and never a {@code LogChunk}; with minor 1 it sends chunks and
+ * never lines; either way the sequence numbers run 1..N without gap, the text arrives as printed
+ * (a CR inside a line as a space, non-ASCII intact), and once everything is acknowledged the
+ * worker keeps nothing for the task (a reconnect resends no line and no report).
+ */
+class OldMasterCompatibilityIT {
+
+    @RegisterExtension
+    static RedisExtension redisExtension = new RedisExtension();
+
+    private static final byte[] SECRET = "old-master-compat-shared-secret".getBytes(StandardCharsets.UTF_8);
+    private static final String WORKER_ID = "compat-worker";
+    private static final String SCRIPT = "compat_lines.py";
+    private static final int NUMBERED_LINES = 60;
+
+    /**
+     * stdout and stderr as separate pipes: the order between the streams is not fixed, the order
+     * inside each is. Written as bytes so the interpreter's locale does not matter.
+     */
+    private static final String SCRIPT_TEXT = String.join("\n",
+            "import sys",
+            "out = sys.stdout.buffer",
+            "err = sys.stderr.buffer",
+            "out.write(b'out first\\n')",
+            "out.flush()",
+            "err.write(b'err first\\n')",
+            "err.flush()",
+            "out.write(b'left\\rright\\n')",
+            "out.write('caf\\u00e9 \\u4e2d\\u6587 \\u2713 \\U0001F600\\n'.encode('utf-8'))",
+            "out.flush()",
+            "for i in range(" + NUMBERED_LINES + "):",
+            "    out.write(b'out %d\\n' % i)",
+            "    if i % 20 == 0:",
+            "        out.flush()",
+            "out.flush()",
+            "err.write(b'err last\\n')",
+            "err.flush()",
+            "");
+
+    private static List<String> expectedStdout() {
+        List<String> lines = new ArrayList<>(List.of("out first", "left right", "caf\u00e9 \u4e2d\u6587 \u2713 \uD83D\uDE00"));
+        for (int i = 0; i < NUMBERED_LINES; i++) {
+            lines.add("out " + i);
+        }
+        return lines;
+    }
+
+    private static final List<String> EXPECTED_STDERR = List.of("err first", "err last");
+
+    @TempDir
+    Path dir;
+
+    private CoreOptions options;
+    private LeaseCore core;
+    private EventLoopGroup serverGroup;
+    private Channel serverChannel;
+    private StandIn standIn;
+    private SchedulerWorker worker;
+
+    @BeforeEach
+    void start(TestRedis redis, RedisClient client, RedisNamespace ns) throws Exception {
+        options = CoreOptions.builder().namespace(ns.name())
+                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(5))
+                .taskLease(Duration.ofSeconds(10)).ackTimeout(Duration.ofSeconds(10)).build();
+        core = LeaseCore.create(client, options);
+        Path scripts = Files.createDirectories(dir.resolve("scripts"));
+        Files.writeString(scripts.resolve(SCRIPT), SCRIPT_TEXT);
+        serverGroup = NettyTransport.nio().newGroup(1, "old-master");
+    }
+
+    @AfterEach
+    void stop() {
+        if (worker != null) {
+            worker.close();
+        }
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        if (standIn != null) {
+            standIn.connections.forEach(c -> c.channel.close());
+        }
+        serverGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        core.close();
+    }
+
+    @ParameterizedTest(name = "master answers minor {0}")
+    @ValueSource(ints = {0, 1})
+    void theWorkerSendsOnlyTheLogFormOfTheAgreedMinorVersionAndDeliversEveryLine(int masterMinor, TestRedis redis)
+            throws Exception {
+        standIn = new StandIn(masterMinor);
+        serverChannel = new ServerBootstrap().group(serverGroup).channel(NettyTransport.nio().serverChannel())
+                .childHandler(new ProtocolChannelInitializer(ProtocolOptions.defaults(), standIn::newConnection))
+                .bind("127.0.0.1", 0).syncUninterruptibly().channel();
+        int port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+
+        worker = SchedulerWorker.builder().masters("127.0.0.1:" + port).redis(redis.getUri())
+                .workerId(WORKER_ID).secret(SECRET).coreOptions(options).gpuIds(List.of()).cpuSlots(2)
+                .memoryBytes(1L << 30).scriptRoots(dir.resolve("scripts")).runRoot(dir.resolve("runs"))
+                .stateDirectory(dir.resolve("state")).killGrace(Duration.ofSeconds(1))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
+                .logBatchLines(7).logFlushInterval(Duration.ofMillis(20))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi-here").toString()).build().start();
+        await().atMost(Duration.ofSeconds(10)).until(worker::isConnected);
+        Connection first = standIn.ready(null);
+        assertThat(first).as("the stand-in accepted the worker").isNotNull();
+        assertThat(first.hello.getProtocolMinor()).as("the worker announces its own minor version")
+                .isEqualTo(FrameFormat.MINOR_VERSION);
+
+        // As the master does: submit, claim for the connected worker's session, send ExecuteTask.
+        String taskId = "compat-" + masterMinor;
+        assertThat(core.submit(TaskDefinition.builder(taskId).traceId("trace-" + taskId).build())
+                .get(10, TimeUnit.SECONDS).isCreated()).isTrue();
+        ClaimResult claim = core.claim(WORKER_ID, worker.getSessionId(), 1, "claim-" + taskId).get(10, TimeUnit.SECONDS);
+        assertThat(claim.getStatus()).isEqualTo(ClaimStatus.OK);
+        assertThat(claim.getAssignments()).hasSize(1);
+        Assignment a = claim.getAssignments().get(0);
+        first.channel.writeAndFlush(ExecuteTask.newBuilder().setTaskId(a.getTaskId()).setEpoch(a.getEpoch())
+                .setAttempt(a.getAttempt()).setTraceId("trace-" + taskId).setScript(SCRIPT).setParametersJson("{}")
+                .setResources(ResourceRequest.newBuilder().setGpus(0).setCpuSlots(a.getCpuSlots())
+                        .setMemoryBytes(a.getMemoryBytes()))
+                .build()).syncUninterruptibly();
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.of(TaskStatusReport.class).size() == 1);
+        assertThat(first.of(ExecuteTaskAck.class)).singleElement()
+                .satisfies(ack -> assertThat(ack.getAccepted()).as(ack.getMessage()).isTrue());
+        TaskStatusReport report = first.of(TaskStatusReport.class).get(0);
+        assertThat(report.getTaskId()).isEqualTo(taskId);
+        assertThat(report.getEpoch()).isEqualTo(a.getEpoch());
+        assertThat(report.getStatus()).as(report.getErrorMessage()).isEqualTo(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED);
+
+        // Every batch in the agreed form only.
+        List<LogBatch> batches = first.of(LogBatch.class);
+        assertThat(batches).isNotEmpty().allSatisfy(b -> {
+            assertThat(b.getTaskId()).isEqualTo(taskId);
+            assertThat(b.getEpoch()).isEqualTo(a.getEpoch());
+            if (masterMinor == 0) {
+                assertThat(b.getChunksCount()).as("a minor-0 master never gets chunks").isZero();
+                assertThat(b.getLinesCount()).isPositive();
+            } else {
+                assertThat(b.getLinesCount()).as("a minor-1 master gets chunks, not lines").isZero();
+                assertThat(b.getChunksCount()).isPositive();
+                assertThat(b.getChunksList()).allSatisfy(c -> {
+                    assertThat(c.getFirstSequence()).isPositive();
+                    assertThat(c.getText().byteAt(c.getText().size() - 1)).as("a chunk's lines end with LF")
+                            .isEqualTo((byte) '\n');
+                    assertThat(c.getText().toStringUtf8()).doesNotContain("\r");
+                });
+            }
+        });
+
+        // Sequence numbers 1..N in arrival order, no gap, no repeat; texts and streams as printed.
+        List<LogLine> lines = linesOf(batches);
+        int n = expectedStdout().size() + EXPECTED_STDERR.size();
+        assertThat(lines).extracting(LogLine::getSequence)
+                .containsExactlyElementsOf(LongStream.rangeClosed(1, n).boxed().collect(Collectors.toList()));
+        assertThat(lines).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDOUT).extracting(LogLine::getText)
+                .containsExactlyElementsOf(expectedStdout());
+        assertThat(lines).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDERR).extracting(LogLine::getText)
+                .containsExactlyElementsOf(EXPECTED_STDERR);
+        assertThat(report.getLastLogSequence()).as("the report names the attempt's last line").isEqualTo(n);
+        assertThat(first.lastAcked).isEqualTo(n);
+        assertThat(first.receivedAfterReport(LogBatch.class)).as("its last lines go before its report").isZero();
+
+        // The outcome is in Redis, recorded by the worker.
+        TaskRecord record = core.getTask(taskId).get(10, TimeUnit.SECONDS).orElseThrow();
+        assertThat(record.getState()).isEqualTo(TaskState.SUCCEEDED);
+
+        // The worker's buffer is empty: after a reconnect it resends no line and no report
+        // (what it resends goes out in onReady, before the first heartbeat of the connection).
+        first.channel.close().syncUninterruptibly();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            Connection next = standIn.ready(first);
+            return next != null && !next.of(Heartbeat.class).isEmpty();
+        });
+        Connection second = standIn.ready(first);
+        List<MessageLite> beforeHeartbeat = second.beforeFirst(Heartbeat.class);
+        assertThat(beforeHeartbeat).as("nothing left to resend").noneMatch(m -> m instanceof LogBatch)
+                .noneMatch(m -> m instanceof TaskStatusReport);
+        assertThat(second.of(Heartbeat.class).get(0).getRunningTasksList()).isEmpty();
+        assertThat(worker.getRunningTaskIds()).isEmpty();
+    }
+
+    /** The lines of the batches in arrival order, chunks turned into lines with the protocol's own helper. */
+    private static List<LogLine> linesOf(List<LogBatch> batches) {
+        List<LogLine> lines = new ArrayList<>();
+        for (LogBatch b : batches) {
+            lines.addAll(b.getLinesList());
+            for (LogChunk c : b.getChunksList()) {
+                lines.addAll(LogChunks.toLines(c));
+            }
+        }
+        return lines;
+    }
+
+    /** A master that speaks minor {@code minor}: the real codec and proofs, its own replies. */
+    private static final class StandIn {
+        final int minor;
+        final List<Connection> connections = new CopyOnWriteArrayList<>();
+
+        StandIn(int minor) {
+            this.minor = minor;
+        }
+
+        /** The newest connection that passed the handshake and is still open, other than {@code not}; or null. */
+        Connection ready(Connection not) {
+            for (int i = connections.size() - 1; i >= 0; i--) {
+                Connection c = connections.get(i);
+                if (c != not && c.accepted && c.channel.isActive()) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
+        Connection newConnection() {
+            Connection c = new Connection(this);
+            connections.add(c);
+            return c;
+        }
+    }
+
+    /** One worker connection of the stand-in: what it received, in order. */
+    private static final class Connection extends SimpleChannelInboundHandler<MessageLite> {
+        private final StandIn standIn;
+        private final ByteString serverNonce = HandshakeProof.newNonce();
+        final List<MessageLite> received = new CopyOnWriteArrayList<>();
+        volatile Channel channel;
+        volatile Hello hello;
+        volatile boolean accepted;
+        volatile long lastAcked;
+
+        Connection(StandIn standIn) {
+            this.standIn = standIn;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            channel = ctx.channel();
+            ctx.writeAndFlush(Challenge.newBuilder().setProtocolMajor(FrameFormat.VERSION)
+                    .setProtocolMinor(standIn.minor).setServerNonce(serverNonce).setMasterId("old-master").build());
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, MessageLite msg) {
+            try {
+                reply(ctx, msg);
+            } finally {
+                // Recorded once answered: a test that sees a message also knows its answer went out.
+                received.add(msg);
+            }
+        }
+
+        private void reply(ChannelHandlerContext ctx, MessageLite msg) {
+            if (msg instanceof Hello h) {
+                hello = h;
+                boolean proven = HandshakeProof.matches(HandshakeProof.helloProof(SECRET, serverNonce,
+                        h.getClientNonce(), h.getWorkerId(), h.getSessionId()), h.getProof());
+                if (!proven) {
+                    ctx.close();
+                    return;
+                }
+                accepted = true;
+                // A minor-0 master knows nothing newer: it answers minor 0 whatever the worker says.
+                ctx.writeAndFlush(HelloAccepted.newBuilder().setProtocolMinor(Math.min(standIn.minor, h.getProtocolMinor()))
+                        .setMasterId("old-master")
+                        .setProof(HandshakeProof.acceptProof(SECRET, h.getClientNonce(), serverNonce, "old-master"))
+                        .setHeartbeatIntervalMs(200).setLivenessLeaseMs(5_000).setTaskLeaseMs(10_000).build());
+            } else if (msg instanceof Heartbeat hb) {
+                ctx.writeAndFlush(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build());
+            } else if (msg instanceof LogBatch batch) {
+                // As the master: the highest contiguous sequence number it has "written".
+                for (LogLine line : linesOf(List.of(batch))) {
+                    if (line.getSequence() == lastAcked + 1) {
+                        lastAcked++;
+                    }
+                }
+                ctx.writeAndFlush(LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
+                        .setAckedSequence(lastAcked).build());
+            } else if (msg instanceof TaskStatusReport report) {
+                ctx.writeAndFlush(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
+                        .setStatus(report.getStatus()).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
+            }
+        }
+
+        <T extends MessageLite> List<T> of(Class<T> type) {
+            return received.stream().filter(type::isInstance).map(type::cast).collect(Collectors.toList());
+        }
+
+        long receivedAfterReport(Class<? extends MessageLite> type) {
+            boolean after = false;
+            long count = 0;
+            for (MessageLite m : received) {
+                if (m instanceof TaskStatusReport) {
+                    after = true;
+                } else if (after && type.isInstance(m)) {
+                    count++;
+                }
+            }
+            return count;
+        }
+
+        List<MessageLite> beforeFirst(Class<? extends MessageLite> type) {
+            List<MessageLite> before = new ArrayList<>();
+            for (MessageLite m : received) {
+                if (type.isInstance(m)) {
+                    break;
+                }
+                before.add(m);
+            }
+            return before;
+        }
+    }
+}
