@@ -194,19 +194,21 @@ public final class LogStream implements EndToEndBenchmark {
     /** How lines travel and in what batches, with the settings of this run (all defaults). */
     private static Map<String, Object> logPath() {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("worker_pipe_reader", "one thread per stream (stdout, stderr) reads 8 KiB at a time and splits lines"
-                + " (LineSplitter); each line gets a sequence number and waits in the attempt's LogBuffer");
+        m.put("worker_pipe_reader", "one thread per stream (stdout, stderr) reads 64 KiB at a time; the lines a"
+                + " read completes become one LineBlock (LineSplitter), numbered and kept as one LogChunk in the"
+                + " attempt's LogBuffer until acknowledged");
         m.put("worker_log_flush_interval_ms", SchedulerWorker.DEFAULT_LOG_FLUSH_INTERVAL.toMillis());
         m.put("worker_log_batch_lines", SchedulerWorker.DEFAULT_LOG_BATCH_LINES);
         m.put("worker_log_batch_max_bytes", 512 * 1024);
         m.put("worker_max_buffered_lines", SchedulerWorker.DEFAULT_MAX_BUFFERED_LINES);
-        m.put("worker_flush", "every flush interval, on the worker's event loop, batches are written while the"
-                + " channel is writable; lines stay buffered until the master's LogAck");
+        m.put("worker_flush", "on the worker's event loop, batches of whole chunks are written while the channel"
+                + " is writable: at once when a full batch waits or the socket drained, else every flush interval");
         TaskLogManager.Limits limits = TaskLogManager.Limits.defaults();
         m.put("master_log_io_threads", limits.ioThreads());
         m.put("master_follower_queue_lines", limits.followerQueueCapacity());
-        m.put("master", "each LogBatch is written to the file with one write() on the task's log I/O thread, then"
-                + " acknowledged and offered to live followers");
+        m.put("master", "each LogBatch is written to the file with one pass over its chunks' bytes and one write()"
+                + " on the task's log I/O thread, then acknowledged; live followers get the written bytes, one block"
+                + " per chunk, made into records on their own delivery thread");
         return m;
     }
 
