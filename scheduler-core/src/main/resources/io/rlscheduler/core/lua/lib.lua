@@ -97,6 +97,14 @@ local function emit(kind, fields)
   return redis.call(unpack(args))
 end
 
+-- The event of a task transition: emit('task', ...) with its arguments written out, which spares
+-- building and walking a table for the most frequent event (four per task).
+local function emit_task(id, from, to, epoch, worker, attempt, reason, via, at)
+  return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'task', 'task', id, 'from', from,
+                    'to', to, 'epoch', epoch, 'worker', worker, 'attempt', tostring(attempt), 'reason', reason,
+                    'via', via, 'at', tostring(at))
+end
+
 -- Moves a task to state `to`, checking the transition table; records history, index and event.
 -- `via` names who caused it (submit, claim, worker, cancel, reaper, register) for event readers.
 local function transition(st, to, now_ms, reason, via)
@@ -111,8 +119,7 @@ local function transition(st, to, now_ms, reason, via)
   h[#h + 1] = {at = now_ms, from = from, to = to, epoch = st.epoch, worker = st.worker or '', reason = reason or ''}
   redis.call('ZREM', K_STATE[from], st.id)
   redis.call('ZADD', K_STATE[to], st.seq, st.id)
-  emit('task', {task = st.id, from = from, to = to, epoch = st.epoch, worker = st.worker or '',
-                attempt = st.attempt, reason = reason or '', via = via or '', at = now_ms})
+  emit_task(st.id, from, to, st.epoch, st.worker or '', st.attempt, reason or '', via or '', now_ms)
   return nil
 end
 

@@ -35,8 +35,7 @@ local function submit(k_owner, a)
   redis.call('ZADD', K_QUEUE, queue_score(st), id)
   redis.call('ZADD', K_STATE['QUEUED'], seq, id)
   redis.call('ZADD', k_owner, seq, id)
-  emit('task', {task = id, from = '', to = 'QUEUED', epoch = '0', worker = '', attempt = 0,
-                reason = 'submitted', via = 'submit', at = now_ms})
+  emit_task(id, '', 'QUEUED', '0', '', 0, 'submitted', 'submit', now_ms)
   return {r = 'OK', seq = seq, at = now_ms}
 end
 
