@@ -210,6 +210,84 @@ class LeaseScriptsIT {
     }
 
     @Test
+    void storedValueIsTheRecordThenItsHistoryAndNewlinesInTextCannotSplitIt() throws Exception {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        String error = "line one\nline two \"quoted\"\n";
+        assertThat(join(core.finish(lease, "w1", "s1", TaskState.FAILED, 2, error, null)).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+        try (var connection = client.connect()) {
+            String stored = connection.sync().hget(ns.key("tasks"), "t1");
+            String[] lines = stored.split("\n", -1);
+            assertThat(lines).hasSize(2);
+            var json = new com.fasterxml.jackson.databind.ObjectMapper();
+            var recordPart = json.readTree(lines[0]);
+            assertThat(recordPart.has("history")).isFalse();
+            assertThat(recordPart.get("error").asText()).isEqualTo(error);
+            var historyPart = json.readTree(lines[1]);
+            assertThat(historyPart.isArray()).isTrue();
+            assertThat(historyPart).hasSize(4);
+        }
+        TaskRecord t = record("t1");
+        assertThat(t.getError()).isEqualTo(error);
+        assertThat(t.getExitCode()).isEqualTo(2);
+        assertThat(t.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.FAILED);
+        assertThat(t.getHistory().get(3).getReason()).isEqualTo(error);
+        assertThat(t.getHistory().get(0).getAtMillis()).isEqualTo(t.getCreatedAtMillis());
+        assertThat(t.getHistory().get(3).getAtMillis()).isEqualTo(t.getUpdatedAtMillis());
+        assertThat(t.getHistory()).extracting(TaskTransition::getEpoch).containsExactly(0L, lease.getEpoch(),
+                lease.getEpoch(), lease.getEpoch());
+    }
+
+    @Test
+    void recordWrittenBeforeTheTwoLineFormatReadsTheSameAndGoesOnFromWhereItWas() throws Exception {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        TaskRecord before = record("t1");
+        try (var connection = client.connect()) {
+            var redisSync = connection.sync();
+            // The format of earlier versions: one JSON object, its history an array inside it, and
+            // times, submit sequence and deadline as JSON numbers.
+            String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
+            var json = new com.fasterxml.jackson.databind.ObjectMapper();
+            var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
+            for (String field : List.of("seq", "created_at", "updated_at", "deadline")) {
+                legacy.put(field, legacy.get(field).asLong());
+            }
+            var history = (com.fasterxml.jackson.databind.node.ArrayNode) json.readTree(lines[1]);
+            history.forEach(h -> ((com.fasterxml.jackson.databind.node.ObjectNode) h).put("at", h.get("at").asLong()));
+            legacy.set("history", history);
+            String legacyText = json.writeValueAsString(legacy);
+            assertThat(legacyText).doesNotContain("\n").contains("\"created_at\":" + before.getCreatedAtMillis());
+            redisSync.hset(ns.key("tasks"), "t1", legacyText);
+            assertThat(record("t1").toString()).isEqualTo(before.toString());
+            assertThat(join(core.listTasks(TaskState.ASSIGNED, 0, 10)).getTasks()).extracting(TaskRecord::toString)
+                    .containsExactly(before.toString());
+
+            assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
+            assertThat(redisSync.hget(ns.key("tasks"), "t1")).contains("\n");
+            assertThat(join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null)).getStatus())
+                    .isEqualTo(WriteStatus.APPLIED);
+        }
+        TaskRecord after = record("t1");
+        assertThat(after.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(after.getSubmitSequence()).isEqualTo(before.getSubmitSequence());
+        assertThat(after.getCreatedAtMillis()).isEqualTo(before.getCreatedAtMillis());
+        assertThat(after.getHistory().subList(0, 2).toString()).isEqualTo(before.getHistory().toString());
+        assertThat(after.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
+        assertThat(join(core.listTasks(TaskState.SUCCEEDED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
+                .containsExactly("t1");
+        for (TaskState s : List.of(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING)) {
+            assertThat(join(core.listTasks(s, 0, 10)).getTotal()).as("index %s", s).isZero();
+        }
+    }
+
+    @Test
     void claimThatAssignedNothingKeepsNoAnswerAndItsReplayMayAssign() {
         join(core.register(worker("w1", "s1", 0, 1)));
         String request = requestId();

@@ -18,7 +18,7 @@
 --                 or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session} / {r="NOT_LIVE"}, one per
 --                 worker in order], queued=<tasks left in the queue>}
 --            or {r="NOT_LEADER"}
-EVENTS_MAXLEN = tonumber(ARGV[5])
+EVENTS_MAXLEN = ARGV[5]
 local K_REQUEST = KEYS[CORE_KEYS + 1]
 local previous = redis.call('GET', K_REQUEST)
 if previous then return previous end
@@ -97,7 +97,7 @@ local function claim_for(id, session)
           st.attempt = st.attempt + 1
           st.worker, st.session = id, session
           st.gpu_ids = table.concat(taken, ',')
-          st.deadline = now_ms + ack_timeout
+          st.deadline = fmt(now_ms + ack_timeout)
           local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
           if err then return err end
           save_task(st)
