@@ -226,6 +226,10 @@ class LeaseScriptsIT {
             var recordPart = json.readTree(lines[0]);
             assertThat(recordPart.has("history")).isFalse();
             assertThat(recordPart.get("error").asText()).isEqualTo(error);
+            // Every number is stored as decimal text (cjson formats JSON numbers with printf).
+            recordPart.fields().forEachRemaining(f -> assertThat(f.getValue().isNumber()).as(f.getKey()).isFalse());
+            assertThat(recordPart.get("exit_code").asText()).isEqualTo("2");
+            assertThat(recordPart.get("attempt").asText()).isEqualTo("1");
             var historyPart = json.readTree(lines[1]);
             assertThat(historyPart.isArray()).isTrue();
             assertThat(historyPart).hasSize(4);
@@ -251,18 +255,20 @@ class LeaseScriptsIT {
         try (var connection = client.connect()) {
             var redisSync = connection.sync();
             // The format of earlier versions: one JSON object, its history an array inside it, and
-            // times, submit sequence and deadline as JSON numbers.
+            // every number a JSON number.
             String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
             var json = new com.fasterxml.jackson.databind.ObjectMapper();
             var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
-            for (String field : List.of("seq", "created_at", "updated_at", "deadline")) {
+            for (String field : List.of("seq", "created_at", "updated_at", "deadline", "priority", "gpus", "cpu", "mem",
+                    "max_attempts", "max_lease_losses", "attempt", "lease_losses", "exit_code")) {
                 legacy.put(field, legacy.get(field).asLong());
             }
             var history = (com.fasterxml.jackson.databind.node.ArrayNode) json.readTree(lines[1]);
             history.forEach(h -> ((com.fasterxml.jackson.databind.node.ObjectNode) h).put("at", h.get("at").asLong()));
             legacy.set("history", history);
             String legacyText = json.writeValueAsString(legacy);
-            assertThat(legacyText).doesNotContain("\n").contains("\"created_at\":" + before.getCreatedAtMillis());
+            assertThat(legacyText).doesNotContain("\n").contains("\"created_at\":" + before.getCreatedAtMillis())
+                    .contains("\"attempt\":1").contains("\"cpu\":1");
             redisSync.hset(ns.key("tasks"), "t1", legacyText);
             assertThat(record("t1").toString()).isEqualTo(before.toString());
             assertThat(join(core.listTasks(TaskState.ASSIGNED, 0, 10)).getTasks()).extracting(TaskRecord::toString)
@@ -285,6 +291,40 @@ class LeaseScriptsIT {
         for (TaskState s : List.of(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING)) {
             assertThat(join(core.listTasks(s, 0, 10)).getTotal()).as("index %s", s).isZero();
         }
+    }
+
+    @Test
+    void limitsOfARecordWithJsonNumbersStillEndItWhenItsWorkerRestarts() throws Exception {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        try (var connection = client.connect()) {
+            var redisSync = connection.sync();
+            String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
+            var json = new com.fasterxml.jackson.databind.ObjectMapper();
+            var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
+            for (String field : List.of("seq", "created_at", "updated_at", "deadline", "priority", "gpus", "cpu", "mem",
+                    "max_attempts", "max_lease_losses", "lease_losses", "exit_code")) {
+                legacy.put(field, legacy.get(field).asLong());
+            }
+            legacy.put("attempt", 3); // its last attempt, as JSON numbers (max_attempts 3 by default)
+            legacy.set("history", json.readTree(lines[1]));
+            redisSync.hset(ns.key("tasks"), "t1", json.writeValueAsString(legacy));
+        }
+        RequeueResult taken = join(core.register(worker("w1", "s2", 0)));
+        assertThat(taken.getFailed()).containsExactly("t1");
+        TaskRecord t = record("t1");
+        assertThat(t.getState()).isEqualTo(TaskState.FAILED);
+        assertThat(t.getLeaseLosses()).isEqualTo(1);
+        assertThat(t.getAttempt()).isEqualTo(3);
+        assertThat(t.getError()).endsWith("; 3 attempts made (limit 3)");
+        assertThat(t.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.FAILED);
+        assertThat(join(core.listTasks(TaskState.FAILED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
+                .containsExactly("t1");
+        assertThat(join(core.listTasks(TaskState.RUNNING, 0, 10)).getTotal()).isZero();
+        assertThat(workerInfo("w1").getTasks()).isEmpty();
     }
 
     @Test

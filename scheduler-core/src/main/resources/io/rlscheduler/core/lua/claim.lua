@@ -83,7 +83,8 @@ local function claim_for(id, session)
         left = left - 1
         stale = true
       else
-        local fits = st.cpu <= cpu and st.mem <= mem and st.gpus <= #gpus
+        local need_cpu, need_mem, need_gpus = tonumber(st.cpu), tonumber(st.mem), tonumber(st.gpus)
+        local fits = need_cpu <= cpu and need_mem <= mem and need_gpus <= #gpus
         if fits then
           for k, v in pairs(st.selector) do
             if w.labels[k] ~= v then fits = false break end
@@ -91,10 +92,10 @@ local function claim_for(id, session)
         end
         if fits then
           local taken = {}
-          for g = 1, st.gpus do taken[g] = table.remove(gpus, 1) end
-          cpu, mem = cpu - st.cpu, mem - st.mem
+          for g = 1, need_gpus do taken[g] = table.remove(gpus, 1) end
+          cpu, mem = cpu - need_cpu, mem - need_mem
           st.epoch = take_epoch()
-          st.attempt = st.attempt + 1
+          st.attempt = fmt(tonumber(st.attempt) + 1)
           st.worker, st.session = id, session
           st.gpu_ids = table.concat(taken, ',')
           st.deadline = fmt(now_ms + ack_timeout)

@@ -29,7 +29,7 @@ local function finish(task_id, epoch, worker, session, final, exit_code, error, 
   if err then return {r = 'ERROR', error = err.err} end
   if exit_code ~= '' then
     st.has_exit_code = true
-    st.exit_code = tonumber(exit_code)
+    st.exit_code = exit_code
   end
   st.error = error
   st.metrics = metrics

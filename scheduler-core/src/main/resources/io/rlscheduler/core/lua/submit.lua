@@ -23,13 +23,13 @@ local function submit(k_owner, a)
   local seq = redis.call('INCR', K_SEQ)
   local seq_text = fmt(seq)
   local st = {
-    id = id, state = 'QUEUED', priority = tonumber(ARGV[a + 1]), seq = seq_text,
-    gpus = tonumber(ARGV[a + 2]), cpu = tonumber(ARGV[a + 3]), mem = tonumber(ARGV[a + 4]),
+    id = id, state = 'QUEUED', priority = ARGV[a + 1], seq = seq_text,
+    gpus = ARGV[a + 2], cpu = ARGV[a + 3], mem = ARGV[a + 4],
     selector = cjson.decode(ARGV[a + 5]), owner = ARGV[a + 6], trace = ARGV[a + 7],
-    max_attempts = tonumber(ARGV[a + 8]), max_lease_losses = tonumber(ARGV[a + 9]),
-    attempt = 0, lease_losses = 0, epoch = '0', worker = '', session = '', gpu_ids = '',
+    max_attempts = ARGV[a + 8], max_lease_losses = ARGV[a + 9],
+    attempt = '0', lease_losses = '0', epoch = '0', worker = '', session = '', gpu_ids = '',
     deadline = '0', cancel_requested = false, created_at = now_text, updated_at = now_text,
-    reason = 'submitted', error = '', metrics = '', has_exit_code = false, exit_code = 0,
+    reason = 'submitted', error = '', metrics = '', has_exit_code = false, exit_code = '0',
     history = '[' .. history_entry(now_text, '', 'QUEUED', '0', '', 'submitted') .. ']'
   }
   redis.call('HSET', K_SPECS, id, ARGV[a + 10])
