@@ -145,7 +145,7 @@ class LeaseScriptsIT {
         join(core.register(worker("w1", "s1")));
         join(core.register(worker("w2", "s2")));
         for (int i = 1; i <= 3; i++) {
-            join(core.submit(task("t" + i, 0)));
+            join(core.submit(TaskDefinition.builder("t" + i).specJson("{\"n\":" + i + "}").build()));
         }
         List<ClaimResult> results = join(core.claim(List.of(new WorkerSession("w2", "s2"),
                 new WorkerSession("ghost", "s9"), new WorkerSession("w1", "wrong"), new WorkerSession("w1", "s1")),
@@ -154,6 +154,10 @@ class LeaseScriptsIT {
                 ClaimStatus.UNKNOWN_WORKER, ClaimStatus.WRONG_SESSION, ClaimStatus.OK);
         assertThat(results.get(0).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t1", "t2");
         assertThat(results.get(3).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t3");
+        // Each assignment carries its own task's spec (read for the whole run at its end).
+        assertThat(results.get(0).getAssignments()).extracting(Assignment::getSpecJson)
+                .containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(results.get(3).getAssignments()).extracting(Assignment::getSpecJson).containsExactly("{\"n\":3}");
         assertThat(results.get(3).getQueued()).isZero();
         assertThat(record("t1").getWorkerId()).isEqualTo("w2");
         assertThat(record("t3").getWorkerId()).isEqualTo("w1");
@@ -325,6 +329,32 @@ class LeaseScriptsIT {
                 .containsExactly("t1");
         assertThat(join(core.listTasks(TaskState.RUNNING, 0, 10)).getTotal()).isZero();
         assertThat(workerInfo("w1").getTasks()).isEmpty();
+    }
+
+    @Test
+    void oneSubmitRunWithAnIdTwiceCreatesItOnceAndAnswersExistsTheSecondTime() {
+        join(core.submit(task("old", 0)));
+        var keys = new io.rlscheduler.core.internal.Keys(ns.name());
+        List<String> args = new ArrayList<>(List.of("1000"));
+        List<String> owners = new ArrayList<>();
+        for (String[] s : List.of(new String[] {"d1", "7"}, new String[] {"old", "8"}, new String[] {"d1", "9"},
+                new String[] {"d2", "10"})) {
+            owners.add(keys.owner("alice"));
+            args.addAll(List.of(s[0], s[1], "0", "1", "0", "{}", "alice", "trace", "3", "2", "{\"p\":" + s[1] + "}"));
+        }
+        try (var connection = client.connect()) {
+            String reply = join(io.rlscheduler.core.internal.LuaScript.load("submit").run(connection.async(),
+                    keys.coreAnd(owners.toArray(new String[0])), args.toArray(new String[0])));
+            var answers = Replies.parse(reply);
+            assertThat(answers).extracting(a -> a.get("r").asText()).containsExactly("OK", "EXISTS", "EXISTS", "OK");
+        }
+        assertThat(record("d1").getPriority()).isEqualTo(7);
+        assertThat(record("d1").getSpecJson()).isEqualTo("{\"p\":7}");
+        assertThat(record("d2").getPriority()).isEqualTo(10);
+        assertThat(join(core.queueDepth())).isEqualTo(3);
+        assertThat(join(core.listTasks(TaskState.QUEUED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
+                .containsExactly("old", "d1", "d2");
+        assertThat(record("d1").getHistory()).hasSize(1);
     }
 
     @Test

@@ -105,8 +105,9 @@ local function claim_for(id, session)
           redis.call('ZREM', K_QUEUE, task_id)
           redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
           redis.call('HSET', K_RES, task_id, res_value(st))
+          -- spec: filled in for all assignments of the run with one HMGET at its end
           out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
-                                       gpu_ids = st.gpu_ids, spec = redis.call('HGET', K_SPECS, task_id) or '{}'}
+                                       gpu_ids = st.gpu_ids}
           candidates[i] = false
           left = left - 1
           assigned_any = true
@@ -128,6 +129,19 @@ for i = 8, #ARGV, 2 do
   answers[#answers + 1] = answer
 end
 if last_epoch ~= nil then redis.call('SET', K_EPOCH, fmt(last_epoch)) end
+if assigned_any then
+  local given, ids = {}, {}
+  for _, answer in ipairs(answers) do
+    if answer.tasks then
+      for _, t in ipairs(answer.tasks) do
+        given[#given + 1] = t
+        ids[#ids + 1] = t.id
+      end
+    end
+  end
+  local specs = redis.call('HMGET', K_SPECS, unpack(ids))
+  for i, t in ipairs(given) do t.spec = specs[i] or '{}' end
+end
 local out = {r = 'OK', workers = answers, queued = redis.call('ZCARD', K_QUEUE)}
 local answer = reply(out)
 if assigned_any then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end

@@ -17,9 +17,6 @@ local now_text = ms_text(now_ms)
 
 local function submit(k_owner, a)
   local id = ARGV[a]
-  if redis.call('HEXISTS', K_TASKS, id) == 1 then
-    return {r = 'EXISTS'}
-  end
   local seq = redis.call('INCR', K_SEQ)
   local seq_text = fmt(seq)
   local st = {
@@ -37,13 +34,25 @@ local function submit(k_owner, a)
   redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
   redis.call('ZADD', K_STATE['QUEUED'], seq_text, id)
   redis.call('ZADD', k_owner, seq_text, id)
-  emit_task(id, '', 'QUEUED', '0', '', 0, 'submitted', 'submit', now_ms)
+  emit_task(id, '', 'QUEUED', '0', '', '0', 'submitted', 'submit', now_ms)
   return {r = 'OK', seq = seq_text, at = now_text}
 end
 
 local out = {}
 local n = (#ARGV - 1) / 11
+-- Which ids exist already: one HMGET for the whole run instead of an HEXISTS per submission; an id
+-- created earlier in this run counts too, so each is decided as if it came alone, in order.
+local ids = {}
+for i = 1, n do ids[i] = ARGV[2 + (i - 1) * 11] end
+local existing = redis.call('HMGET', K_TASKS, unpack(ids))
+local created = {}
 for i = 1, n do
-  out[i] = submit(KEYS[CORE_KEYS + i], 2 + (i - 1) * 11)
+  local id = ids[i]
+  if existing[i] or created[id] then
+    out[i] = {r = 'EXISTS'}
+  else
+    out[i] = submit(KEYS[CORE_KEYS + i], 2 + (i - 1) * 11)
+    created[id] = true
+  end
 end
 return reply(out)
