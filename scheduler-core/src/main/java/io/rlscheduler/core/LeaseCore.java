@@ -202,7 +202,7 @@ public final class LeaseCore implements AutoCloseable {
         CompletableFuture<String> spec = redis.hget(keys.specs(), taskId).toCompletableFuture();
         return state.thenCombine(spec, (st, sp) -> st == null
                 ? Optional.<TaskRecord>empty()
-                : Optional.of(Replies.task(Replies.parse(st), sp)));
+                : Optional.of(Replies.storedTask(st, sp)));
     }
 
     /**
@@ -245,7 +245,7 @@ public final class LeaseCore implements AutoCloseable {
                 List<TaskRecord> tasks = new ArrayList<>();
                 for (int i = 0; i < st.size(); i++) {
                     if (st.get(i).hasValue()) {
-                        tasks.add(Replies.task(Replies.parse(st.get(i).getValue()), sp.get(i).getValueOrElse("{}")));
+                        tasks.add(Replies.storedTask(st.get(i).getValue(), sp.get(i).getValueOrElse("{}")));
                     }
                 }
                 return tasks;

@@ -80,9 +80,25 @@ final class Replies {
         return node == null || node.isNull() || node.asText().isEmpty() ? null : TaskState.valueOf(node.asText());
     }
 
-    static TaskRecord task(JsonNode st, String specJson) {
+    /**
+     * Reads a task's value in the tasks hash. The scripts write it as two lines, the record as a
+     * JSON object without its history, a newline, then the history as a JSON array (lib.lua,
+     * save_task); values written before that format are one JSON object holding a "history" array.
+     * Times (and the submit sequence and deadline) are JSON numbers in older values and decimal
+     * strings in newer ones; {@link JsonNode#asLong()} reads both.
+     */
+    static TaskRecord storedTask(String stored, String specJson) {
+        int nl = stored.indexOf('\n');
+        if (nl < 0) {
+            JsonNode st = parse(stored);
+            return task(st, st.get("history"), specJson);
+        }
+        return task(parse(stored.substring(0, nl)), parse(stored.substring(nl + 1)), specJson);
+    }
+
+    private static TaskRecord task(JsonNode st, JsonNode historyArray, String specJson) {
         List<TaskTransition> history = new ArrayList<>();
-        for (JsonNode h : list(st.get("history"))) {
+        for (JsonNode h : list(historyArray)) {
             history.add(new TaskTransition(h.get("at").asLong(), state(h.get("from")), state(h.get("to")),
                     epoch(h.get("epoch")), h.path("worker").asText(), h.path("reason").asText()));
         }

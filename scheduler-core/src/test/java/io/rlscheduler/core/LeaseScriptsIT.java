@@ -145,7 +145,7 @@ class LeaseScriptsIT {
         join(core.register(worker("w1", "s1")));
         join(core.register(worker("w2", "s2")));
         for (int i = 1; i <= 3; i++) {
-            join(core.submit(task("t" + i, 0)));
+            join(core.submit(TaskDefinition.builder("t" + i).specJson("{\"n\":" + i + "}").build()));
         }
         List<ClaimResult> results = join(core.claim(List.of(new WorkerSession("w2", "s2"),
                 new WorkerSession("ghost", "s9"), new WorkerSession("w1", "wrong"), new WorkerSession("w1", "s1")),
@@ -154,6 +154,10 @@ class LeaseScriptsIT {
                 ClaimStatus.UNKNOWN_WORKER, ClaimStatus.WRONG_SESSION, ClaimStatus.OK);
         assertThat(results.get(0).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t1", "t2");
         assertThat(results.get(3).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t3");
+        // Each assignment carries its own task's spec (read for the whole run at its end).
+        assertThat(results.get(0).getAssignments()).extracting(Assignment::getSpecJson)
+                .containsExactly("{\"n\":1}", "{\"n\":2}");
+        assertThat(results.get(3).getAssignments()).extracting(Assignment::getSpecJson).containsExactly("{\"n\":3}");
         assertThat(results.get(3).getQueued()).isZero();
         assertThat(record("t1").getWorkerId()).isEqualTo("w2");
         assertThat(record("t3").getWorkerId()).isEqualTo("w1");
@@ -207,6 +211,150 @@ class LeaseScriptsIT {
             assertThat(redisSync.hget(ns.key("workers", "res", "w1"), "old")).isEqualTo("5||6|0");
             assertThat(redisSync.hget(ns.key("workers"), "w1")).doesNotContain("\"tasks\"");
         }
+    }
+
+    @Test
+    void storedValueIsTheRecordThenItsHistoryAndNewlinesInTextCannotSplitIt() throws Exception {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        String error = "line one\nline two \"quoted\"\n";
+        assertThat(join(core.finish(lease, "w1", "s1", TaskState.FAILED, 2, error, null)).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+        try (var connection = client.connect()) {
+            String stored = connection.sync().hget(ns.key("tasks"), "t1");
+            String[] lines = stored.split("\n", -1);
+            assertThat(lines).hasSize(2);
+            var json = new com.fasterxml.jackson.databind.ObjectMapper();
+            var recordPart = json.readTree(lines[0]);
+            assertThat(recordPart.has("history")).isFalse();
+            assertThat(recordPart.get("error").asText()).isEqualTo(error);
+            // Every number is stored as decimal text (cjson formats JSON numbers with printf).
+            recordPart.fields().forEachRemaining(f -> assertThat(f.getValue().isNumber()).as(f.getKey()).isFalse());
+            assertThat(recordPart.get("exit_code").asText()).isEqualTo("2");
+            assertThat(recordPart.get("attempt").asText()).isEqualTo("1");
+            var historyPart = json.readTree(lines[1]);
+            assertThat(historyPart.isArray()).isTrue();
+            assertThat(historyPart).hasSize(4);
+        }
+        TaskRecord t = record("t1");
+        assertThat(t.getError()).isEqualTo(error);
+        assertThat(t.getExitCode()).isEqualTo(2);
+        assertThat(t.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.FAILED);
+        assertThat(t.getHistory().get(3).getReason()).isEqualTo(error);
+        assertThat(t.getHistory().get(0).getAtMillis()).isEqualTo(t.getCreatedAtMillis());
+        assertThat(t.getHistory().get(3).getAtMillis()).isEqualTo(t.getUpdatedAtMillis());
+        assertThat(t.getHistory()).extracting(TaskTransition::getEpoch).containsExactly(0L, lease.getEpoch(),
+                lease.getEpoch(), lease.getEpoch());
+    }
+
+    @Test
+    void recordWrittenBeforeTheTwoLineFormatReadsTheSameAndGoesOnFromWhereItWas() throws Exception {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        TaskRecord before = record("t1");
+        try (var connection = client.connect()) {
+            var redisSync = connection.sync();
+            // The format of earlier versions: one JSON object, its history an array inside it, and
+            // every number a JSON number.
+            String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
+            var json = new com.fasterxml.jackson.databind.ObjectMapper();
+            var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
+            for (String field : List.of("seq", "created_at", "updated_at", "deadline", "priority", "gpus", "cpu", "mem",
+                    "max_attempts", "max_lease_losses", "attempt", "lease_losses", "exit_code")) {
+                legacy.put(field, legacy.get(field).asLong());
+            }
+            var history = (com.fasterxml.jackson.databind.node.ArrayNode) json.readTree(lines[1]);
+            history.forEach(h -> ((com.fasterxml.jackson.databind.node.ObjectNode) h).put("at", h.get("at").asLong()));
+            legacy.set("history", history);
+            String legacyText = json.writeValueAsString(legacy);
+            assertThat(legacyText).doesNotContain("\n").contains("\"created_at\":" + before.getCreatedAtMillis())
+                    .contains("\"attempt\":1").contains("\"cpu\":1");
+            redisSync.hset(ns.key("tasks"), "t1", legacyText);
+            assertThat(record("t1").toString()).isEqualTo(before.toString());
+            assertThat(join(core.listTasks(TaskState.ASSIGNED, 0, 10)).getTasks()).extracting(TaskRecord::toString)
+                    .containsExactly(before.toString());
+
+            assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
+            assertThat(redisSync.hget(ns.key("tasks"), "t1")).contains("\n");
+            assertThat(join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null)).getStatus())
+                    .isEqualTo(WriteStatus.APPLIED);
+        }
+        TaskRecord after = record("t1");
+        assertThat(after.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(after.getSubmitSequence()).isEqualTo(before.getSubmitSequence());
+        assertThat(after.getCreatedAtMillis()).isEqualTo(before.getCreatedAtMillis());
+        assertThat(after.getHistory().subList(0, 2).toString()).isEqualTo(before.getHistory().toString());
+        assertThat(after.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
+        assertThat(join(core.listTasks(TaskState.SUCCEEDED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
+                .containsExactly("t1");
+        for (TaskState s : List.of(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING)) {
+            assertThat(join(core.listTasks(s, 0, 10)).getTotal()).as("index %s", s).isZero();
+        }
+    }
+
+    @Test
+    void limitsOfARecordWithJsonNumbersStillEndItWhenItsWorkerRestarts() throws Exception {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(claimOne("w1", "s1"));
+        join(core.acknowledge(lease, "w1", "s1"));
+        try (var connection = client.connect()) {
+            var redisSync = connection.sync();
+            String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
+            var json = new com.fasterxml.jackson.databind.ObjectMapper();
+            var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
+            for (String field : List.of("seq", "created_at", "updated_at", "deadline", "priority", "gpus", "cpu", "mem",
+                    "max_attempts", "max_lease_losses", "lease_losses", "exit_code")) {
+                legacy.put(field, legacy.get(field).asLong());
+            }
+            legacy.put("attempt", 3); // its last attempt, as JSON numbers (max_attempts 3 by default)
+            legacy.set("history", json.readTree(lines[1]));
+            redisSync.hset(ns.key("tasks"), "t1", json.writeValueAsString(legacy));
+        }
+        RequeueResult taken = join(core.register(worker("w1", "s2", 0)));
+        assertThat(taken.getFailed()).containsExactly("t1");
+        TaskRecord t = record("t1");
+        assertThat(t.getState()).isEqualTo(TaskState.FAILED);
+        assertThat(t.getLeaseLosses()).isEqualTo(1);
+        assertThat(t.getAttempt()).isEqualTo(3);
+        assertThat(t.getError()).endsWith("; 3 attempts made (limit 3)");
+        assertThat(t.getHistory()).extracting(TaskTransition::getTo)
+                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.FAILED);
+        assertThat(join(core.listTasks(TaskState.FAILED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
+                .containsExactly("t1");
+        assertThat(join(core.listTasks(TaskState.RUNNING, 0, 10)).getTotal()).isZero();
+        assertThat(workerInfo("w1").getTasks()).isEmpty();
+    }
+
+    @Test
+    void oneSubmitRunWithAnIdTwiceCreatesItOnceAndAnswersExistsTheSecondTime() {
+        join(core.submit(task("old", 0)));
+        var keys = new io.rlscheduler.core.internal.Keys(ns.name());
+        List<String> args = new ArrayList<>(List.of("1000"));
+        List<String> owners = new ArrayList<>();
+        for (String[] s : List.of(new String[] {"d1", "7"}, new String[] {"old", "8"}, new String[] {"d1", "9"},
+                new String[] {"d2", "10"})) {
+            owners.add(keys.owner("alice"));
+            args.addAll(List.of(s[0], s[1], "0", "1", "0", "{}", "alice", "trace", "3", "2", "{\"p\":" + s[1] + "}"));
+        }
+        try (var connection = client.connect()) {
+            String reply = join(io.rlscheduler.core.internal.LuaScript.load("submit").run(connection.async(),
+                    keys.coreAnd(owners.toArray(new String[0])), args.toArray(new String[0])));
+            var answers = Replies.parse(reply);
+            assertThat(answers).extracting(a -> a.get("r").asText()).containsExactly("OK", "EXISTS", "EXISTS", "OK");
+        }
+        assertThat(record("d1").getPriority()).isEqualTo(7);
+        assertThat(record("d1").getSpecJson()).isEqualTo("{\"p\":7}");
+        assertThat(record("d2").getPriority()).isEqualTo(10);
+        assertThat(join(core.queueDepth())).isEqualTo(3);
+        assertThat(join(core.listTasks(TaskState.QUEUED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
+                .containsExactly("old", "d1", "d2");
+        assertThat(record("d1").getHistory()).hasSize(1);
     }
 
     @Test

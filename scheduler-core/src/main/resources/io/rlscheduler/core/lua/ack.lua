@@ -7,7 +7,7 @@
 --       task id, epoch, worker id, session id
 -- Returns a JSON array, one answer per acknowledgement in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
-EVENTS_MAXLEN = tonumber(ARGV[2])
+EVENTS_MAXLEN = ARGV[2]
 local lease = tonumber(ARGV[1])
 local now_ms = now_parts()
 
@@ -19,8 +19,8 @@ local function ack(task_id, epoch, worker, session)
   if st.state ~= 'ASSIGNED' then return {r = 'WRONG_STATE', epoch = st.epoch, state = st.state} end
   local err = transition(st, 'RUNNING', now_ms, 'started on ' .. st.worker, 'worker')
   if err then return {r = 'ERROR', error = err.err} end
-  st.started_at = now_ms
-  st.deadline = now_ms + lease
+  st.started_at = ms_text(now_ms)
+  st.deadline = fmt(now_ms + lease)
   redis.call('ZADD', K_DEADLINES, st.deadline, st.id)
   save_task(st)
   return {r = 'OK', epoch = st.epoch, state = st.state}

@@ -5,7 +5,7 @@
 -- ARGV: [1] task id  [2] reason  [3] events max length
 -- Returns JSON: {r="CANCELLED"} | {r="CANCEL_REQUESTED", worker, epoch} | {r="WRONG_STATE", state}
 --             | {r="UNKNOWN_TASK"}
-EVENTS_MAXLEN = tonumber(ARGV[3])
+EVENTS_MAXLEN = ARGV[3]
 local st = load_task(ARGV[1])
 if not st then return reply({r = 'UNKNOWN_TASK'}) end
 if st.state == 'CANCELLED' then return reply({r = 'CANCELLED', state = st.state}) end
@@ -15,13 +15,13 @@ if st.state == 'QUEUED' then
   redis.call('ZREM', K_QUEUE, st.id)
   local err = transition(st, 'CANCELLED', now_ms, ARGV[2], 'cancel')
   if err then return err end
-  st.finished_at = now_ms
+  st.finished_at = ms_text(now_ms)
   save_task(st)
   return reply({r = 'CANCELLED', state = st.state})
 end
 if not st.cancel_requested then
   st.cancel_requested = true
-  st.updated_at = now_ms
+  st.updated_at = ms_text(now_ms)
   save_task(st)
   emit('task', {task = st.id, from = st.state, to = st.state, epoch = st.epoch, worker = st.worker,
                 attempt = st.attempt, reason = 'cancel requested: ' .. ARGV[2], via = 'cancel', at = now_ms})

@@ -18,7 +18,7 @@
 --                 or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session} / {r="NOT_LIVE"}, one per
 --                 worker in order], queued=<tasks left in the queue>}
 --            or {r="NOT_LEADER"}
-EVENTS_MAXLEN = tonumber(ARGV[5])
+EVENTS_MAXLEN = ARGV[5]
 local K_REQUEST = KEYS[CORE_KEYS + 1]
 local previous = redis.call('GET', K_REQUEST)
 if previous then return previous end
@@ -83,7 +83,8 @@ local function claim_for(id, session)
         left = left - 1
         stale = true
       else
-        local fits = st.cpu <= cpu and st.mem <= mem and st.gpus <= #gpus
+        local need_cpu, need_mem, need_gpus = tonumber(st.cpu), tonumber(st.mem), tonumber(st.gpus)
+        local fits = need_cpu <= cpu and need_mem <= mem and need_gpus <= #gpus
         if fits then
           for k, v in pairs(st.selector) do
             if w.labels[k] ~= v then fits = false break end
@@ -91,21 +92,22 @@ local function claim_for(id, session)
         end
         if fits then
           local taken = {}
-          for g = 1, st.gpus do taken[g] = table.remove(gpus, 1) end
-          cpu, mem = cpu - st.cpu, mem - st.mem
+          for g = 1, need_gpus do taken[g] = table.remove(gpus, 1) end
+          cpu, mem = cpu - need_cpu, mem - need_mem
           st.epoch = take_epoch()
-          st.attempt = st.attempt + 1
+          st.attempt = fmt(tonumber(st.attempt) + 1)
           st.worker, st.session = id, session
           st.gpu_ids = table.concat(taken, ',')
-          st.deadline = now_ms + ack_timeout
+          st.deadline = fmt(now_ms + ack_timeout)
           local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
           if err then return err end
           save_task(st)
           redis.call('ZREM', K_QUEUE, task_id)
           redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
           redis.call('HSET', K_RES, task_id, res_value(st))
+          -- spec: filled in for all assignments of the run with one HMGET at its end
           out.tasks[#out.tasks + 1] = {id = task_id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
-                                       gpu_ids = st.gpu_ids, spec = redis.call('HGET', K_SPECS, task_id) or '{}'}
+                                       gpu_ids = st.gpu_ids}
           candidates[i] = false
           left = left - 1
           assigned_any = true
@@ -127,6 +129,19 @@ for i = 8, #ARGV, 2 do
   answers[#answers + 1] = answer
 end
 if last_epoch ~= nil then redis.call('SET', K_EPOCH, fmt(last_epoch)) end
+if assigned_any then
+  local given, ids = {}, {}
+  for _, answer in ipairs(answers) do
+    if answer.tasks then
+      for _, t in ipairs(answer.tasks) do
+        given[#given + 1] = t
+        ids[#ids + 1] = t.id
+      end
+    end
+  end
+  local specs = redis.call('HMGET', K_SPECS, unpack(ids))
+  for i, t in ipairs(given) do t.spec = specs[i] or '{}' end
+end
 local out = {r = 'OK', workers = answers, queued = redis.call('ZCARD', K_QUEUE)}
 local answer = reply(out)
 if assigned_any then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end

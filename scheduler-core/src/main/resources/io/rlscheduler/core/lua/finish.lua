@@ -9,7 +9,7 @@
 -- Returns a JSON array, one answer per outcome in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
 --   or {r="ERROR", error} for an argument no caller of LeaseCore can send (a non-terminal state)
-EVENTS_MAXLEN = tonumber(ARGV[1])
+EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 
 local function finish(task_id, epoch, worker, session, final, exit_code, error, metrics, run_dir)
@@ -29,13 +29,13 @@ local function finish(task_id, epoch, worker, session, final, exit_code, error, 
   if err then return {r = 'ERROR', error = err.err} end
   if exit_code ~= '' then
     st.has_exit_code = true
-    st.exit_code = tonumber(exit_code)
+    st.exit_code = exit_code
   end
   st.error = error
   st.metrics = metrics
   st.run_dir = run_dir
-  st.finished_at = now_ms
-  st.deadline = 0
+  st.finished_at = ms_text(now_ms)
+  st.deadline = '0'
   redis.call('ZREM', K_DEADLINES, st.id)
   save_task(st)
   return {r = 'OK', epoch = st.epoch, state = st.state}

@@ -11,7 +11,7 @@
 -- Returns JSON: {r="OK", renewed=n, revoked=[{task, epoch}], cancel=[{task, epoch}], deadline=ms}
 --   cancel lists held tasks whose cancel was requested: the worker must stop them.
 --            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session=current}
-EVENTS_MAXLEN = tonumber(ARGV[5])
+EVENTS_MAXLEN = ARGV[5]
 local id, session = ARGV[1], ARGV[2]
 local w = load_worker(id)
 if not w then return reply({r = 'UNKNOWN_WORKER'}) end
@@ -25,10 +25,10 @@ for i = 6, #ARGV, 2 do
   local task_id, epoch = ARGV[i], ARGV[i + 1]
   local st = load_task(task_id)
   seen[task_id] = st or false
-  local expired = st and st.state == 'RUNNING' and st.deadline <= now_ms
+  local expired = st and st.state == 'RUNNING' and tonumber(st.deadline) <= now_ms
   if st and not expired and st.epoch == epoch and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
     if st.state == 'RUNNING' then
-      st.deadline = now_ms + lease
+      st.deadline = fmt(now_ms + lease)
       redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
       save_task(st)
     end

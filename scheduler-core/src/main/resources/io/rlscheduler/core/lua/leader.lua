@@ -8,7 +8,7 @@
 --       [5] 'resign' to give the lease up (only if held), 'observe' to only report who holds it
 --           (writes nothing; self is always false: a standby-only master never leads), else ''
 -- Returns JSON: {r="OK", leader=<holder id or ''>, epoch, address, self=bool, deadline=ms}
-EVENTS_MAXLEN = tonumber(ARGV[4])
+EVENTS_MAXLEN = ARGV[4]
 local K_LEADER = KEYS[CORE_KEYS + 1]
 local me, address, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now_ms = now_parts()

@@ -8,7 +8,7 @@
 -- ARGV: [1] max tasks per call  [2] events max length  [3] reaping master id ('' when not a master)
 --       [4] its leadership epoch
 -- Returns JSON: {r="OK", requeued=[ids], failed=[ids], cancelled=[ids], more=bool} or {r="NOT_LEADER"}
-EVENTS_MAXLEN = tonumber(ARGV[2])
+EVENTS_MAXLEN = ARGV[2]
 local limit = tonumber(ARGV[1])
 local now_ms = now_parts()
 if not check_leader(KEYS[CORE_KEYS + 1], ARGV[3], ARGV[4], now_ms) then
@@ -20,7 +20,7 @@ for _, task_id in ipairs(due) do
   local st = load_task(task_id)
   if not st or (st.state ~= 'ASSIGNED' and st.state ~= 'RUNNING') then
     redis.call('ZREM', K_DEADLINES, task_id)
-  elseif st.deadline <= now_ms then
+  elseif tonumber(st.deadline) <= now_ms then
     local to
     if st.state == 'ASSIGNED' then
       to = requeue(st, now_ms, 'not acknowledged by ' .. st.worker .. ' in time', false, 'reaper')

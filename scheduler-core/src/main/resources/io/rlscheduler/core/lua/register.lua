@@ -6,7 +6,7 @@
 -- ARGV: [1] worker id  [2] session id  [3] labels JSON object  [4] cpu slots  [5] memory bytes
 --       [6] GPU ids, comma-separated  [7] liveness lease ms  [8] events max length
 -- Returns JSON: {r="OK", requeued=[task ids], failed=[task ids], cancelled=[task ids], deadline=ms}
-EVENTS_MAXLEN = tonumber(ARGV[8])
+EVENTS_MAXLEN = ARGV[8]
 local id, session = ARGV[1], ARGV[2]
 local now_ms = now_parts()
 local deadline = now_ms + tonumber(ARGV[7])

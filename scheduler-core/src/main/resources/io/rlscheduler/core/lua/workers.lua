@@ -16,7 +16,7 @@ for i = 1, #all, 2 do
   for task_id, r in pairs(res) do
     held[#held + 1] = {id = task_id, epoch = r.e}
     local st = load_task(task_id)
-    if st and st.epoch == r.e and st.deadline > now_ms then lease_valid = true end
+    if st and st.epoch == r.e and tonumber(st.deadline) > now_ms then lease_valid = true end
   end
   local state
   if live then state = (#held == 0) and 'IDLE' or 'RUNNING'

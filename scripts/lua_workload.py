@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Redis CPU per task of the lease scripts alone: the dispatch-throughput workload without a JVM.
+
+Runs the real scripts of scheduler-core (lib.lua prepended, as LuaScript does) against a
+redis-server of your own: 4 workers of 64 CPU slots register, then each round submits tasks in
+runs of --batch calls, claims for all 4 workers at once (16 tasks each at most, like the master's
+dispatch rounds), acknowledges and finishes them as SUCCEEDED, again in runs of --batch calls.
+Prints, per task, Redis's CPU time (INFO cpu), EVALSHA time and commands run (INFO commandstats).
+
+The figures are server-wide: use a redis-server nobody else uses (it never calls CONFIG RESETSTAT:
+it reads totals before and after). Its keys live in a fresh namespace {lw<random>}, deleted
+afterwards but for the claims' answers, which expire after 10 minutes. Python 3 standard library
+only. Noisy on a shared machine: compare with --ab, which alternates runs, and read the minimum.
+
+  redis-server --port 7777 --save '' --appendonly no --daemonize yes
+  python3 scripts/lua_workload.py --port 7777                          # the scripts of this tree
+  python3 scripts/lua_workload.py --port 7777 --ab /tmp/lua-old scheduler-core/src/main/resources/io/rlscheduler/core/lua --reps 12
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_LUA = os.path.join(HERE, '..', 'scheduler-core', 'src', 'main', 'resources', 'io', 'rlscheduler', 'core', 'lua')
+STATES = ['QUEUED', 'ASSIGNED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'TIMED_OUT']
+
+
+class Redis:
+    def __init__(self, host, port):
+        self.sock = socket.create_connection((host, port))
+        self.file = self.sock.makefile('rb')
+
+    @staticmethod
+    def _encode(args):
+        out = [b'*%d\r\n' % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b'$%d\r\n%s\r\n' % (len(a), a))
+        return b''.join(out)
+
+    def _read(self):
+        line = self.file.readline()
+        kind, rest = line[:1], line[1:-2]
+        if kind == b'+':
+            return rest.decode()
+        if kind == b'-':
+            raise RuntimeError(rest.decode())
+        if kind == b':':
+            return int(rest)
+        if kind == b'$':
+            n = int(rest)
+            return None if n < 0 else self.file.read(n + 2)[:-2].decode()
+        if kind == b'*':
+            n = int(rest)
+            return None if n < 0 else [self._read() for _ in range(n)]
+        raise RuntimeError('unexpected reply %r' % line)
+
+    def __call__(self, *args):
+        self.sock.sendall(self._encode(args))
+        return self._read()
+
+    def totals(self):
+        stats = {}
+        for line in self('INFO', 'commandstats').splitlines():
+            if line.startswith('cmdstat_'):
+                name, values = line.split(':', 1)
+                kv = dict(x.split('=') for x in values.split(','))
+                stats[name[8:]] = (int(kv['calls']), int(kv['usec']))
+        cpu = dict(l.split(':', 1) for l in self('INFO', 'cpu').splitlines() if ':' in l)
+        return stats, float(cpu['used_cpu_sys']) + float(cpu['used_cpu_user'])
+
+
+def run(redis, lua_dir, tasks, batch, warmup):
+    ns = 'lw' + uuid.uuid4().hex[:8]
+    prefix = '{%s}:' % ns
+    core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
+    core += [prefix + 'state:' + s for s in STATES]
+    lib = open(os.path.join(lua_dir, 'lib.lua')).read()
+    sha = {n: redis('SCRIPT', 'LOAD', lib + '\n' + open(os.path.join(lua_dir, n + '.lua')).read())
+           for n in ['submit', 'register', 'claim', 'ack', 'finish']}
+
+    def script(name, keys, args):
+        return json.loads(redis('EVALSHA', sha[name], len(keys), *keys, *args))
+
+    spec = json.dumps({'script': 'noop.py', 'params': {}, 'cpu_slots': 1, 'gpus': 0, 'pad': 'x' * 80})
+    workers = [('w%d' % i, 's' + uuid.uuid4().hex) for i in range(4)]
+    for w, s in workers:
+        script('register', core, [w, s, '{}', '64', '0', '', '3600000', '100000'])
+
+    def round_trip(n, tag):
+        ids = ['%s-%s' % (tag, uuid.uuid4()) for _ in range(n)]
+        for i in range(0, n, batch):
+            chunk = ids[i:i + batch]
+            args = ['100000']
+            for t in chunk:
+                args += [t, '500', '0', '1', '0', '{}', 'bench', uuid.uuid4().hex, '3', '2', spec]
+            answers = script('submit', core + [prefix + 'owner:bench'] * len(chunk), args)
+            assert all(a['r'] == 'OK' for a in answers), answers
+        done = 0
+        while done < n:
+            args = ['16', '100', '3600000', '600000', '100000', '', '']
+            for w, s in workers:
+                args += [w, s]
+            claim = script('claim', core + [prefix + 'request:claim:' + uuid.uuid4().hex, prefix + 'leader'], args)
+            assigned = [(t['id'], t['epoch'], w, s) for (w, s), a in zip(workers, claim['workers']) for t in a['tasks']]
+            assert assigned, claim
+            for i in range(0, len(assigned), batch):
+                args = ['3600000', '100000']
+                for t in assigned[i:i + batch]:
+                    args += list(t)
+                answers = script('ack', core, args)
+                assert all(a['r'] == 'OK' for a in answers), answers
+            for i in range(0, len(assigned), batch):
+                args = ['100000']
+                for t in assigned[i:i + batch]:
+                    args += list(t) + ['SUCCEEDED', '0', '', '{"final_reward":1.5}', '']
+                answers = script('finish', core, args)
+                assert all(a['r'] == 'OK' for a in answers), answers
+            done += len(assigned)
+
+    try:
+        round_trip(warmup, 'warm')
+        stats0, cpu0 = redis.totals()
+        round_trip(tasks, 'm')
+        stats1, cpu1 = redis.totals()
+    finally:
+        keys = core + [prefix + 'owner:bench'] + [prefix + 'workers:res:' + w for w, _ in workers]
+        redis('DEL', *keys)
+    delta = {k: (v[0] - stats0.get(k, (0, 0))[0], v[1] - stats0.get(k, (0, 0))[1]) for k, v in stats1.items()}
+    commands = sum(c for k, (c, _) in delta.items() if k != 'info')
+    return {'redis_cpu_us_per_task': 1e6 * (cpu1 - cpu0) / tasks,
+            'evalsha_us_per_task': delta.get('evalsha', (0, 0))[1] / tasks,
+            'commands_per_task': commands / tasks}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--host', default='127.0.0.1')
+    p.add_argument('--port', type=int, required=True)
+    p.add_argument('--lua', default=DEFAULT_LUA, help='folder of the scripts (default: this tree\'s)')
+    p.add_argument('--ab', nargs=2, metavar=('A', 'B'), help='two script folders, run alternately')
+    p.add_argument('--reps', type=int, default=8, help='runs of each with --ab')
+    p.add_argument('--tasks', type=int, default=3000, help='tasks measured per run')
+    p.add_argument('--warmup', type=int, default=2000, help='tasks run first, not measured')
+    p.add_argument('--batch', type=int, default=8, help='calls per submit, ack and finish run (the bench sees about 8)')
+    a = p.parse_args()
+    redis = Redis(a.host, a.port)
+    if not a.ab:
+        r = run(redis, a.lua, a.tasks, a.batch, a.warmup)
+        print('Redis CPU %.1f us/task, EVALSHA %.1f us/task, %.2f commands/task' % (
+            r['redis_cpu_us_per_task'], r['evalsha_us_per_task'], r['commands_per_task']))
+        return
+    results = {0: [], 1: []}
+    for _ in range(a.reps):
+        for i, d in enumerate(a.ab):
+            results[i].append(run(redis, d, a.tasks, a.batch, a.warmup))
+    for i, d in enumerate(a.ab):
+        cpu = sorted(r['redis_cpu_us_per_task'] for r in results[i])
+        print('%s: Redis CPU us/task min %.1f p25 %.1f median %.1f; %.2f commands/task (%d runs)' % (
+            'AB'[i], cpu[0], cpu[len(cpu) // 4], statistics.median(cpu), results[i][0]['commands_per_task'], len(cpu)))
+
+
+if __name__ == '__main__':
+    main()
