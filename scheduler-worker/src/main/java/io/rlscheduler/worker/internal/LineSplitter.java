@@ -59,9 +59,15 @@ public final class LineSplitter {
             // Every byte is copied at most once, and a cut adds one LF per maxLineBytes.
             ensure(length + (end - i) + (end - i) / maxLineBytes + 2);
             int room = maxLineBytes - (length - lineStart);
-            if (room == 0) {
+            if (room <= 0) {
                 if (data[i] == '\n') {
-                    endLine(); // a line of exactly the limit is passed on whole
+                    endLine(); // a line of exactly the limit (its CR of a CRLF aside) is passed on whole
+                    i++;
+                } else if (room == 0 && data[i] == '\r') {
+                    // Held beyond the limit: it may be the first half of the line's CRLF (or the
+                    // stream's last byte), which endLine strips; the next byte tells.
+                    buffer[length++] = '\r';
+                    carriageReturn = true;
                     i++;
                 } else {
                     cut(); // only when more bytes of the same line arrive
@@ -202,7 +208,8 @@ public final class LineSplitter {
      * a character boundary, and keeps the rest as the start of the next piece.
      */
     private void cut() {
-        int cutAt = lineStart + utf8Boundary(buffer, lineStart, length);
+        // At most the limit: the line may hold one CR beyond it (see feed).
+        int cutAt = lineStart + utf8Boundary(buffer, lineStart, Math.min(length, lineStart + maxLineBytes));
         if (cutAt - lineStart > 1 && buffer[cutAt - 1] == '\r') {
             cutAt--; // it may be the first half of a \r\n: keep it with the line's end
         }
