@@ -48,10 +48,10 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Files</h2>
  * The first line of a file is {@code TRACE_ID:<traceId>}; each attempt starts with a marker line
- * {@code RLS_ATTEMPT attempt=<n> epoch=<e>}, followed by its output lines (one file line per
+ * {@code ##RLS_ATTEMPT attempt=<n> epoch=<e>}, followed by its output lines (one file line per
  * output line; CR and LF inside a line become spaces), and may end with
- * {@code RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. Output lines that begin with
- * {@code RLS_} are stored behind the prefix {@code "##RLS_TEXT "}, so output cannot forge a marker.
+ * {@code ##RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. Output lines that begin with
+ * {@code ##RLS_} are stored behind the prefix {@code "##RLS_TEXT "}, so output cannot forge a marker.
  * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
  * (no '/', never '.' or '..'), checked before anything touches the disk; symbolic links are never
  * followed.
