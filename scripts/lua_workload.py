@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Redis CPU per task of the lease scripts alone: the dispatch-throughput workload without a JVM.
 
-Runs the real scripts of scheduler-core (lib.lua prepended, as LuaScript does) against a
+Runs the real scripts of scheduler-core (lib.lua and their libraries prepended, as LuaScript does) against a
 redis-server of your own: 4 workers of 64 CPU slots register, then each round submits tasks in
 runs of --batch calls, claims for all 4 workers at once (16 tasks each at most, like the master's
 dispatch rounds), acknowledges and finishes them as SUCCEEDED, again in runs of --batch calls.
@@ -73,14 +73,24 @@ class Redis:
         return stats, float(cpu['used_cpu_sys']) + float(cpu['used_cpu_user'])
 
 
+def source(lua_dir, name):
+    """A script as LuaScript.load builds it: lib.lua, the libraries its '-- libraries:' header line names, the script."""
+    script = open(os.path.join(lua_dir, name + '.lua')).read()
+    parts = [open(os.path.join(lua_dir, 'lib.lua')).read()]
+    for line in script.split('\n'):
+        if not line.startswith('--'):
+            break
+        if line.startswith('-- libraries:'):
+            parts += [open(os.path.join(lua_dir, lib.strip() + '.lua')).read() for lib in line[len('-- libraries:'):].split(',')]
+    return '\n'.join(parts + [script])
+
+
 def run(redis, lua_dir, tasks, batch, warmup):
     ns = 'lw' + uuid.uuid4().hex[:8]
     prefix = '{%s}:' % ns
     core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
     core += [prefix + 'state:' + s for s in STATES]
-    lib = open(os.path.join(lua_dir, 'lib.lua')).read()
-    sha = {n: redis('SCRIPT', 'LOAD', lib + '\n' + open(os.path.join(lua_dir, n + '.lua')).read())
-           for n in ['submit', 'register', 'claim', 'ack', 'finish']}
+    sha = {n: redis('SCRIPT', 'LOAD', source(lua_dir, n)) for n in ['submit', 'register', 'claim', 'ack', 'finish']}
 
     def script(name, keys, args):
         return json.loads(redis('EVALSHA', sha[name], len(keys), *keys, *args))

@@ -44,6 +44,7 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript REGISTER = LuaScript.load("register");
     private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
     private static final LuaScript CLAIM = LuaScript.load("claim");
+    private static final LuaScript SUBMIT_CLAIM = LuaScript.load("submit_claim");
     private static final LuaScript ACK = LuaScript.load("ack");
     private static final LuaScript FINISH = LuaScript.load("finish");
     private static final LuaScript CANCEL = LuaScript.load("cancel");
@@ -125,7 +126,7 @@ public final class LeaseCore implements AutoCloseable {
      */
     private void loadScripts() {
         try {
-            for (LuaScript script : List.of(SUBMIT, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER)) {
+            for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {
@@ -160,21 +161,63 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<SubmitResult> submit(TaskDefinition task) {
         requireJsonObject(task.getSpecJson(), "spec");
-        String selector = toJson(task.getSelector());
         int maxAttempts = task.getMaxAttempts() > 0 ? task.getMaxAttempts() : options.getMaxAttempts();
         int maxLosses = task.getMaxLeaseLosses() >= 0 ? task.getMaxLeaseLosses() : options.getMaxLeaseLosses();
-        String[] call = {keys.owner(task.getOwner()), task.getTaskId(), Integer.toString(task.getPriority()),
+        String[] call = submission(task, maxAttempts, maxLosses);
+        return submits.call(call).thenCompose(r -> submitted(task, r, maxAttempts, maxLosses));
+    }
+
+    /** The arguments of one submission as submit.lua takes them: [0] its owner index key, then 11. */
+    private String[] submission(TaskDefinition task, int maxAttempts, int maxLosses) {
+        return new String[] {keys.owner(task.getOwner()), task.getTaskId(), Integer.toString(task.getPriority()),
                 Integer.toString(task.getGpus()), Integer.toString(task.getCpuSlots()), Long.toString(task.getMemoryBytes()),
-                selector, task.getOwner(), task.getTraceId(), Integer.toString(maxAttempts), Integer.toString(maxLosses),
-                task.getSpecJson()};
-        return submits.call(call).thenCompose(r -> {
-            if ("OK".equals(r.get("r").asText())) {
-                return CompletableFuture.completedFuture(new SubmitResult(true, Replies.queued(task, r.get("seq").asLong(),
-                        r.get("at").asLong(), maxAttempts, maxLosses)));
-            }
-            return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
-                    t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));
-        });
+                toJson(task.getSelector()), task.getOwner(), task.getTraceId(), Integer.toString(maxAttempts),
+                Integer.toString(maxLosses), task.getSpecJson()};
+    }
+
+    /** Turns submit.lua's answer for one submission into its result (reading the record of an existing id). */
+    private CompletableFuture<SubmitResult> submitted(TaskDefinition task, JsonNode r, int maxAttempts, int maxLosses) {
+        if ("OK".equals(r.get("r").asText())) {
+            return CompletableFuture.completedFuture(new SubmitResult(true, Replies.queued(task, r.get("seq").asLong(),
+                    r.get("at").asLong(), maxAttempts, maxLosses)));
+        }
+        return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
+                t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));
+    }
+
+    /**
+     * Submits a task and, in the same script run, claims for {@code workers} as {@link #claim}
+     * does: for a leader that knows the queue is empty and has workers, a new task is assigned
+     * without a second run (one Redis round trip less between submit and start). The submission is
+     * decided as by {@link #submit} (idempotent by task id), the claim as by {@link #claim}
+     * (idempotent by request id: a call repeated after it failed in transit answers EXISTS for the
+     * submission and the first claim's answer).
+     *
+     * @param task      the task
+     * @param workers   the workers to claim for, 1 to 1000, in the order to serve them
+     * @param maxTasks  the most tasks per worker, 1 to 1000
+     * @param requestId the claim's request id
+     * @param leader    the claiming master's leadership, or null outside a master
+     * @return both answers
+     */
+    public CompletableFuture<SubmitAndClaimResult> submitAndClaim(TaskDefinition task, List<WorkerSession> workers,
+                                                                  int maxTasks, String requestId, LeaderStatus leader) {
+        requireJsonObject(task.getSpecJson(), "spec");
+        int maxAttempts = task.getMaxAttempts() > 0 ? task.getMaxAttempts() : options.getMaxAttempts();
+        int maxLosses = task.getMaxLeaseLosses() >= 0 ? task.getMaxLeaseLosses() : options.getMaxLeaseLosses();
+        String[] submission = submission(task, maxAttempts, maxLosses);
+        List<String> args = new ArrayList<>(12 + 7 + 2 * workers.size());
+        args.add(eventsMax);
+        args.addAll(Arrays.asList(submission).subList(1, submission.length));
+        args.addAll(claimArguments(workers, maxTasks, requestId, leader));
+        return SUBMIT_CLAIM.run(redis, keys.coreAnd(submission[0], keys.claimRequest(requestId), keys.leader()),
+                        args.toArray(new String[0]))
+                .thenCompose(reply -> {
+                    JsonNode both = Replies.parse(reply);
+                    List<ClaimResult> claims = claimResults(both.get("claim"), workers.size());
+                    return submitted(task, both.get("submit"), maxAttempts, maxLosses)
+                            .thenApply(s -> new SubmitAndClaimResult(s, claims));
+                });
     }
 
     /** One run of submit.lua: call[0] is the owner index key, call[1..11] the submission's arguments. */
@@ -378,6 +421,13 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<List<ClaimResult>> claim(List<WorkerSession> workers, int maxTasks, String requestId,
                                                       LeaderStatus leader) {
+        List<String> args = claimArguments(workers, maxTasks, requestId, leader);
+        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId), keys.leader()), args.toArray(new String[0]))
+                .thenApply(reply -> claimResults(Replies.parse(reply), workers.size()));
+    }
+
+    /** claim.lua's arguments (checked): 7, then 2 per worker. */
+    private List<String> claimArguments(List<WorkerSession> workers, int maxTasks, String requestId, LeaderStatus leader) {
         if (maxTasks < 1 || maxTasks > 1000) {
             throw new IllegalArgumentException("maxTasks must be between 1 and 1000, was " + maxTasks);
         }
@@ -397,38 +447,38 @@ public final class LeaseCore implements AutoCloseable {
             args.add(w.workerId());
             args.add(w.sessionId());
         }
-        return CLAIM.run(redis, keys.coreAnd(keys.claimRequest(requestId), keys.leader()), args.toArray(new String[0]))
-                .thenApply(reply -> {
-                    JsonNode r = Replies.parse(reply);
-                    String code = r.get("r").asText();
-                    List<ClaimResult> results = new ArrayList<>(workers.size());
-                    if (!"OK".equals(code)) {
-                        for (int i = 0; i < workers.size(); i++) {
-                            results.add(new ClaimResult(ClaimStatus.valueOf(code), List.of(), -1));
-                        }
-                        return results;
-                    }
-                    long queued = r.path("queued").asLong(-1);
-                    for (JsonNode w : Replies.list(r.get("workers"))) {
-                        String status = w.get("r").asText();
-                        if (!"OK".equals(status)) {
-                            results.add(new ClaimResult(ClaimStatus.valueOf(status), List.of(), -1));
-                            continue;
-                        }
-                        List<Assignment> assignments = new ArrayList<>();
-                        for (JsonNode t : Replies.list(w.get("tasks"))) {
-                            assignments.add(new Assignment(t.get("id").asText(), Replies.epoch(t.get("epoch")),
-                                    t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.path("cpu").asInt(1),
-                                    t.path("mem").asLong(0), t.get("spec").asText()));
-                        }
-                        results.add(new ClaimResult(ClaimStatus.OK, assignments, queued));
-                    }
-                    if (results.size() != workers.size()) {
-                        throw new IllegalStateException("claim answered for " + results.size() + " of " + workers.size()
-                                + " workers");
-                    }
-                    return results;
-                });
+        return args;
+    }
+
+    /** Turns claim.lua's answer into one result per worker. */
+    private static List<ClaimResult> claimResults(JsonNode r, int workers) {
+        String code = r.get("r").asText();
+        List<ClaimResult> results = new ArrayList<>(workers);
+        if (!"OK".equals(code)) {
+            for (int i = 0; i < workers; i++) {
+                results.add(new ClaimResult(ClaimStatus.valueOf(code), List.of(), -1));
+            }
+            return results;
+        }
+        long queued = r.path("queued").asLong(-1);
+        for (JsonNode w : Replies.list(r.get("workers"))) {
+            String status = w.get("r").asText();
+            if (!"OK".equals(status)) {
+                results.add(new ClaimResult(ClaimStatus.valueOf(status), List.of(), -1));
+                continue;
+            }
+            List<Assignment> assignments = new ArrayList<>();
+            for (JsonNode t : Replies.list(w.get("tasks"))) {
+                assignments.add(new Assignment(t.get("id").asText(), Replies.epoch(t.get("epoch")),
+                        t.get("attempt").asInt(), Replies.ids(t.get("gpu_ids").asText()), t.path("cpu").asInt(1),
+                        t.path("mem").asLong(0), t.get("spec").asText()));
+            }
+            results.add(new ClaimResult(ClaimStatus.OK, assignments, queued));
+        }
+        if (results.size() != workers) {
+            throw new IllegalStateException("claim answered for " + results.size() + " of " + workers + " workers");
+        }
+        return results;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rlscheduler.core;
 import io.lettuce.core.RedisClient;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
+import java.time.Duration;
 import java.util.List;
 import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
@@ -171,6 +172,71 @@ class LeaseScriptsIT {
         assertThat(second).extracting(ClaimResult::getStatus).containsExactly(ClaimStatus.OK, ClaimStatus.OK);
         assertThat(second.get(0).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t4");
         assertThat(second.get(1).getAssignments()).isEmpty();
+    }
+
+    @Test
+    void submitAndClaimAssignsTheNewTaskInOneRunAndAReplayAssignsNothingTwice() {
+        join(core.register(worker("w1", "s1")));
+        LeaderStatus leader = join(core.acquireLeadership("m-1", "127.0.0.1:1", Duration.ofSeconds(30)));
+        List<WorkerSession> targets = List.of(new WorkerSession("w1", "s1"));
+        String request = requestId();
+        TaskDefinition task = TaskDefinition.builder("fast").specJson("{\"n\":1}").traceId("tr-1").build();
+
+        SubmitAndClaimResult first = join(core.submitAndClaim(task, targets, 4, request, leader));
+        assertThat(first.getSubmit().isCreated()).isTrue();
+        assertThat(first.getSubmit().getTask().getState()).as("as submitted, before the claim").isEqualTo(TaskState.QUEUED);
+        assertThat(first.getClaims()).singleElement().satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo(ClaimStatus.OK);
+            assertThat(c.getQueued()).isZero();
+            assertThat(c.getAssignments()).extracting(Assignment::getTaskId, Assignment::getSpecJson)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("fast", "{\"n\":1}"));
+        });
+        long epoch = first.getClaims().get(0).getAssignments().get(0).getEpoch();
+        TaskRecord stored = record("fast");
+        assertThat(stored.getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(stored.getWorkerId()).isEqualTo("w1");
+        assertThat(stored.getEpoch()).isEqualTo(epoch);
+        assertThat(stored.getHistory()).extracting(TaskTransition::getTo).containsExactly(TaskState.QUEUED, TaskState.ASSIGNED);
+        assertThat(join(core.listTasks(TaskState.QUEUED, 0, 10)).getTasks()).isEmpty();
+
+        // Repeated after a failure in transit: the submission exists, the claim answers as before.
+        SubmitAndClaimResult replay = join(core.submitAndClaim(task, targets, 4, request, leader));
+        assertThat(replay.getSubmit().isCreated()).isFalse();
+        assertThat(replay.getSubmit().getTask().getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(replay.getClaims().get(0).getAssignments()).extracting(Assignment::getTaskId, Assignment::getEpoch)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("fast", epoch));
+        assertThat(record("fast").getEpoch()).as("not assigned twice").isEqualTo(epoch);
+        assertThat(record("fast").getHistory()).hasSize(2);
+    }
+
+    @Test
+    void submitAndClaimQueuesTheTaskWhenNoWorkerHasRoomOrTheMasterIsNotTheLeader() {
+        join(core.register(worker("w1", "s1")));
+        List<WorkerSession> targets = List.of(new WorkerSession("w1", "s1"));
+        LeaderStatus leader = join(core.acquireLeadership("m-1", "127.0.0.1:1", Duration.ofSeconds(30)));
+        // A task too big for the worker: submitted, claimed by nobody, left queued.
+        SubmitAndClaimResult big = join(core.submitAndClaim(TaskDefinition.builder("big").gpus(4).build(), targets, 4,
+                requestId(), leader));
+        assertThat(big.getSubmit().isCreated()).isTrue();
+        assertThat(big.getClaims().get(0).getStatus()).isEqualTo(ClaimStatus.OK);
+        assertThat(big.getClaims().get(0).getAssignments()).isEmpty();
+        assertThat(big.getClaims().get(0).getQueued()).isEqualTo(1);
+        assertThat(record("big").getState()).isEqualTo(TaskState.QUEUED);
+
+        // A master that is not the leader (a stale leadership epoch): the submission stands, the
+        // claim is refused and changes nothing.
+        LeaderStatus stale = new LeaderStatus("m-1", leader.getEpoch() + 1, "127.0.0.1:1", true, System.currentTimeMillis() + 30_000);
+        SubmitAndClaimResult refused = join(core.submitAndClaim(task("small", 0), targets, 4, requestId(), stale));
+        assertThat(refused.getSubmit().isCreated()).isTrue();
+        assertThat(refused.getClaims()).extracting(ClaimResult::getStatus).containsExactly(ClaimStatus.NOT_LEADER);
+        assertThat(record("small").getState()).isEqualTo(TaskState.QUEUED);
+
+        // An older task queued first is assigned first: the claim serves the queue in order.
+        join(core.submit(task("old", 0)));
+        SubmitAndClaimResult ordered = join(core.submitAndClaim(task("new", 0), targets, 2, requestId(), leader));
+        assertThat(ordered.getClaims().get(0).getAssignments()).extracting(Assignment::getTaskId)
+                .containsExactly("small", "old");
+        assertThat(record("new").getState()).isEqualTo(TaskState.QUEUED);
     }
 
     @Test

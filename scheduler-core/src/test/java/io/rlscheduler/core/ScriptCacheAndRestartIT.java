@@ -100,6 +100,13 @@ class ScriptCacheAndRestartIT {
         assertThat(workers.get(0).getFreeGpuIds()).containsExactly(0, 1);
         assertThat(workers.get(0).getTasks()).isEmpty();
         assertThat(join(core.queueDepth())).isEqualTo(1);
+
+        // t3 is queued again, older than t4: the claim in the submission's run takes both, in order.
+        SubmitAndClaimResult both = afterFlush("submit_claim", () -> join(core.submitAndClaim(task("t4", 0),
+                List.of(new WorkerSession("w1", "s1")), 2, requestId(), null)));
+        assertThat(both.getSubmit().isCreated()).isTrue();
+        assertThat(both.getClaims().get(0).getAssignments()).extracting(Assignment::getTaskId).containsExactly("t3", "t4");
+        assertThat(join(core.queueDepth())).isZero();
     }
 
     @Test

@@ -17,7 +17,7 @@ import java.util.TreeMap;
  */
 public final class RedisStats {
 
-    private static final List<String> SCRIPTS = List.of("submit", "register", "heartbeat", "claim", "ack", "finish",
+    private static final List<String> SCRIPTS = List.of("submit", "submit_claim", "register", "heartbeat", "claim", "ack", "finish",
             "cancel", "reap", "workers", "leader");
 
     private RedisStats() {

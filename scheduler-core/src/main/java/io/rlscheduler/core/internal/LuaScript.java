@@ -31,9 +31,28 @@ public final class LuaScript {
         this.sha = sha1(source);
     }
 
-    /** Loads {@code <name>.lua} with the shared prelude. */
+    /** The header line by which a script names the libraries it needs: {@code -- libraries: a, b}. */
+    private static final String LIBRARIES = "-- libraries:";
+
+    /**
+     * Loads {@code <name>.lua} with the shared prelude and, between the two, the libraries the
+     * script names in a header line {@code -- libraries: claiming, submitting} (files of local
+     * functions that more than one script runs), in that order.
+     */
     public static LuaScript load(String name) {
-        return new LuaScript(name, resource("lib") + "\n" + resource(name));
+        String script = resource(name);
+        StringBuilder source = new StringBuilder(resource("lib")).append('\n');
+        for (String line : script.split("\n")) {
+            if (!line.startsWith("--")) {
+                break; // the header is over
+            }
+            if (line.startsWith(LIBRARIES)) {
+                for (String library : line.substring(LIBRARIES.length()).split(",")) {
+                    source.append(resource(library.strip())).append('\n');
+                }
+            }
+        }
+        return new LuaScript(name, source.append(script).toString());
     }
 
     /** Returns the script's name (its file name without ".lua"). */

@@ -11,32 +11,10 @@
 --   {r="OK", seq=<submit seq>, at=<created at, ms>} (the caller knows the rest of the new record:
 --   every other field is the submission's or the initial value below, as Replies.queued builds it)
 --   or {r="EXISTS"} (the caller reads the existing record itself)
+-- libraries: submitting
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 local now_text = ms_text(now_ms)
-
-local function submit(k_owner, a)
-  local id = ARGV[a]
-  local seq = redis.call('INCR', K_SEQ)
-  local seq_text = fmt(seq)
-  local st = {
-    id = id, state = 'QUEUED', priority = ARGV[a + 1], seq = seq_text,
-    gpus = ARGV[a + 2], cpu = ARGV[a + 3], mem = ARGV[a + 4],
-    selector = cjson.decode(ARGV[a + 5]), owner = ARGV[a + 6], trace = ARGV[a + 7],
-    max_attempts = ARGV[a + 8], max_lease_losses = ARGV[a + 9],
-    attempt = '0', lease_losses = '0', epoch = '0', worker = '', session = '', gpu_ids = '',
-    deadline = '0', cancel_requested = false, created_at = now_text, updated_at = now_text,
-    reason = 'submitted', error = '', metrics = '', has_exit_code = false, exit_code = '0',
-    history = '[' .. history_entry(now_text, '', 'QUEUED', '0', '', 'submitted') .. ']'
-  }
-  redis.call('HSET', K_SPECS, id, ARGV[a + 10])
-  save_task(st)
-  redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
-  redis.call('ZADD', K_STATE['QUEUED'], seq_text, id)
-  redis.call('ZADD', k_owner, seq_text, id)
-  emit_task(id, '', 'QUEUED', '0', '', '0', 'submitted', 'submit', now_ms)
-  return {r = 'OK', seq = seq_text, at = now_text}
-end
 
 local out = {}
 local n = (#ARGV - 1) / 11
@@ -51,7 +29,7 @@ for i = 1, n do
   if existing[i] or created[id] then
     out[i] = {r = 'EXISTS'}
   else
-    out[i] = submit(KEYS[CORE_KEYS + i], 2 + (i - 1) * 11)
+    out[i] = submit_one(KEYS[CORE_KEYS + i], 2 + (i - 1) * 11, now_ms, now_text)
     created[id] = true
   end
 end

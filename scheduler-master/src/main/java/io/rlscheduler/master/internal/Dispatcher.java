@@ -53,6 +53,11 @@ public final class Dispatcher {
     private final AtomicLong workSignals = new AtomicLong();
     private volatile long emptyAt = -1;
     private final AtomicLong skipped = new AtomicLong();
+    private final AtomicLong onSubmit = new AtomicLong();
+    /** Task ids this master submitted whose QUEUED event has not come yet (see {@link #submitting}). */
+    private final java.util.Set<String> ownSubmissions = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final int MAX_OWN_SUBMISSIONS = 100_000;
+    private final AtomicLong claimedOnSubmit = new AtomicLong();
     private volatile boolean stopped;
 
     /** Opens a task's log file when an attempt is dispatched. */
@@ -115,6 +120,94 @@ public final class Dispatcher {
                 taskQueued();
             }
         });
+    }
+
+    /**
+     * The workers a submission may claim for in its own script run, with the leadership and a
+     * request id (see {@link #claimOnSubmit()}).
+     */
+    public record SubmitClaim(List<ConnectedWorker> workers, List<WorkerSession> sessions,
+                              io.rlscheduler.core.LeaderStatus leader, String requestId, int batchSize) {
+    }
+
+    /**
+     * Returns what a submission needs to claim in its own script run, or null when it should only
+     * queue its task and signal ({@link #taskQueued()}): this master must lead, no round may be
+     * running, the queue must be known empty (so the claim serves the new task, behind nothing the
+     * rounds would have served first) and a worker must be connected. Never blocks.
+     */
+    public SubmitClaim claimOnSubmit() {
+        if (stopped || running.get() || emptyAt != workSignals.get()) {
+            return null;
+        }
+        io.rlscheduler.core.LeaderStatus leader = leadership.get();
+        if (leader == null || !leader.isSelf()) {
+            return null;
+        }
+        List<ConnectedWorker> workers = new ArrayList<>(CLAIM_CHUNK);
+        for (ConnectedWorker w : registry.snapshot()) {
+            if (w.getChannel().isActive()) {
+                workers.add(w);
+            }
+        }
+        if (workers.isEmpty()) {
+            return null;
+        }
+        // Rotated as rounds rotate, so that light traffic does not always go to the same worker.
+        java.util.Collections.rotate(workers, -(int) (onSubmit.getAndIncrement() % workers.size()));
+        if (workers.size() > CLAIM_CHUNK) {
+            workers = new ArrayList<>(workers.subList(0, CLAIM_CHUNK));
+        }
+        List<WorkerSession> sessions = new ArrayList<>(workers.size());
+        for (ConnectedWorker w : workers) {
+            sessions.add(new WorkerSession(w.getWorkerId(), w.getSessionId()));
+        }
+        return new SubmitClaim(workers, sessions, leader, "c-" + UUID.randomUUID(), batchSize);
+    }
+
+    /**
+     * Takes the claim answers of a submission's own run ({@link #claimOnSubmit()}): sends the
+     * assignments, and signals work when tasks are left in the queue (none of the workers had room
+     * for the new task, or the claim was refused) so that rounds pick them up.
+     */
+    public void claimedOnSubmit(SubmitClaim claim, List<ClaimResult> results) {
+        boolean left = false;
+        for (int i = 0; i < results.size(); i++) {
+            ClaimResult r = results.get(i);
+            deliver(claim.workers().get(i), r);
+            left |= r.getStatus() != ClaimStatus.OK || r.getQueued() != 0;
+        }
+        claimedOnSubmit.incrementAndGet();
+        if (left) {
+            taskQueued();
+        }
+    }
+
+    /**
+     * Notes a submission by this master, which signals its own work ({@link #taskQueued()} after
+     * a plain submit, {@link #claimedOnSubmit} after one that claimed): its QUEUED event, when it
+     * comes through the event stream, then need not signal again ({@link #queuedEvent}). Without
+     * this, every task assigned in its submission's own run would still cost a claim round when
+     * its event arrived.
+     */
+    public void submitting(String taskId) {
+        if (ownSubmissions.size() >= MAX_OWN_SUBMISSIONS) {
+            ownSubmissions.clear(); // events were missed (trimmed, a reconnect): at worst a spare round each
+        }
+        ownSubmissions.add(taskId);
+    }
+
+    /** A QUEUED event from the event stream: a signal, unless it is of this master's own submission. */
+    public void queuedEvent(String taskId, String via) {
+        if ("submit".equals(via) && ownSubmissions.remove(taskId)) {
+            return;
+        }
+        taskQueued();
+    }
+
+    /** Returns how many submissions claimed in their own script run. */
+    public long getClaimedOnSubmit() {
+        return claimedOnSubmit.get();
     }
 
     /** Returns whether a round is in progress. */

@@ -163,7 +163,7 @@ public final class TaskWatcher implements AutoCloseable {
                 }
                 dispatcher.trigger();
             } else if (to == TaskState.QUEUED) {
-                dispatcher.taskQueued();
+                dispatcher.queuedEvent(event.getTaskId(), via);
             }
         }
         for (Consumer<TaskEvent> listener : listeners) {

@@ -8,9 +8,12 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.SubmitAndClaimResult;
 import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.core.WorkerSession;
+import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import java.time.Duration;
@@ -94,5 +97,41 @@ class DispatcherIT {
         dispatcher.backstop();
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
         assertThat(core.getTask("t2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+    }
+
+    @Test
+    void aSubmissionWhileTheQueueIsKnownEmptyClaimsInItsOwnRunAndLeavesWhatNobodyTookToTheRounds() {
+        assertThat(dispatcher.claimOnSubmit()).as("the queue is not known to be empty yet").isNull();
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+
+        Dispatcher.SubmitClaim claim = dispatcher.claimOnSubmit();
+        assertThat(claim).isNotNull();
+        assertThat(claim.sessions()).containsExactly(new WorkerSession("w1", "s1"));
+        SubmitAndClaimResult fast = core.submitAndClaim(TaskDefinition.builder("t3").cpuSlots(1)
+                .specJson("{\"script\":\"noop.py\"}").build(), claim.sessions(), claim.batchSize(), claim.requestId(),
+                claim.leader()).orTimeout(10, TimeUnit.SECONDS).join();
+        dispatcher.claimedOnSubmit(claim, fast.getClaims());
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
+        channel.runPendingTasks();
+        assertThat((Object) channel.readOutbound()).isInstanceOfSatisfying(ExecuteTask.class,
+                m -> assertThat(m.getTaskId()).isEqualTo("t3"));
+        assertThat(core.getTask("t3").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(dispatcher.getRounds()).as("no round was needed").isEqualTo(1);
+        assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(1);
+
+        // A task no worker has room for (8 CPU slots, the worker has 4): it stays queued, the
+        // dispatcher is told, and from then on submissions queue and signal as before.
+        Dispatcher.SubmitClaim second = dispatcher.claimOnSubmit();
+        assertThat(second).isNotNull();
+        SubmitAndClaimResult big = core.submitAndClaim(TaskDefinition.builder("big").cpuSlots(8).build(),
+                second.sessions(), second.batchSize(), second.requestId(), second.leader())
+                .orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(big.getClaims().get(0).getAssignments()).isEmpty();
+        dispatcher.claimedOnSubmit(second, big.getClaims());
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() >= 2 && !dispatcher.isRunning());
+        assertThat(dispatcher.claimOnSubmit()).as("the queue holds a task").isNull();
+        assertThat(dispatcher.getSent()).isEqualTo(1);
+        assertThat(core.getTask("big").join().orElseThrow().getState()).isEqualTo(TaskState.QUEUED);
     }
 }
