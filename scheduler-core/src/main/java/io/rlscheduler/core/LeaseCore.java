@@ -186,6 +186,16 @@ public final class LeaseCore implements AutoCloseable {
     }
 
     /**
+     * Returns how many submissions are on their way to Redis: runs of the submit script sent and
+     * not yet answered, and calls waiting to be batched into the next. Zero means a submission
+     * made now would run alone, so a caller may as well have it claim in the same run
+     * ({@link #submitAndClaim}); otherwise it goes faster batched with the others ({@link #submit}).
+     */
+    public int submissionsInFlight() {
+        return submits.inFlight() + submits.queued();
+    }
+
+    /**
      * Submits a task and, in the same script run, claims for {@code workers} as {@link #claim}
      * does: for a leader that knows the queue is empty and has workers, a new task is assigned
      * without a second run (one Redis round trip less between submit and start). The submission is

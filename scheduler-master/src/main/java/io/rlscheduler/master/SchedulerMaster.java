@@ -342,12 +342,19 @@ public final class SchedulerMaster implements AutoCloseable {
         // so the task is assigned one Redis round trip sooner than by the round a signal starts.
         // A call that failed in transit may have run: repeated once with the same request id, it
         // answers EXISTS and the first claim's answer, so no assignment is left undelivered.
-        return core.submitAndClaim(task, claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader())
+        CompletableFuture<SubmitAndClaimResult> call;
+        try {
+            call = core.submitAndClaim(task, claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader());
+        } catch (RuntimeException invalid) {
+            dispatcher.claimOnSubmitFailed(claim);
+            throw invalid;
+        }
+        return call
                 .exceptionallyCompose(e -> core.submitAndClaim(task, claim.sessions(), claim.batchSize(),
                         claim.requestId(), claim.leader()))
                 .handle((SubmitAndClaimResult r, Throwable e) -> {
                     if (e != null) {
-                        dispatcher.taskQueued(); // whatever it left in the queue, rounds take
+                        dispatcher.claimOnSubmitFailed(claim); // whatever it left in the queue, rounds take
                         throw e instanceof java.util.concurrent.CompletionException c ? c
                                 : new java.util.concurrent.CompletionException(e);
                     }

@@ -76,6 +76,11 @@ public final class ScriptBatcher<T> {
         return answer;
     }
 
+    /** Returns how many runs are outstanding (sent, not yet answered). */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
     /** Returns how many calls wait for a run (for tests and diagnostics). */
     public int queued() {
         return queue.size();

@@ -54,6 +54,8 @@ public final class Dispatcher {
     private volatile long emptyAt = -1;
     private final AtomicLong skipped = new AtomicLong();
     private final AtomicLong onSubmit = new AtomicLong();
+    /** A submission claiming in its own run is on its way: the next submissions take the usual path. */
+    private final AtomicBoolean submitClaimInFlight = new AtomicBoolean();
     /** Task ids this master submitted whose QUEUED event has not come yet (see {@link #submitting}). */
     private final java.util.Set<String> ownSubmissions = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static final int MAX_OWN_SUBMISSIONS = 100_000;
@@ -134,14 +136,20 @@ public final class Dispatcher {
      * Returns what a submission needs to claim in its own script run, or null when it should only
      * queue its task and signal ({@link #taskQueued()}): this master must lead, no round may be
      * running, the queue must be known empty (so the claim serves the new task, behind nothing the
-     * rounds would have served first) and a worker must be connected. Never blocks.
+     * rounds would have served first), a worker must be connected, and no other submission may be
+     * on its way (one alone would run alone anyway; many go faster batched, and claimed by rounds).
+     * A non-null answer must be followed by {@link #claimedOnSubmit} or {@link #claimOnSubmitFailed}.
+     * Never blocks.
      */
     public SubmitClaim claimOnSubmit() {
-        if (stopped || running.get() || emptyAt != workSignals.get()) {
+        if (stopped || running.get() || emptyAt != workSignals.get() || core.submissionsInFlight() > 0) {
             return null;
         }
         io.rlscheduler.core.LeaderStatus leader = leadership.get();
         if (leader == null || !leader.isSelf()) {
+            return null;
+        }
+        if (!submitClaimInFlight.compareAndSet(false, true)) {
             return null;
         }
         List<ConnectedWorker> workers = new ArrayList<>(CLAIM_CHUNK);
@@ -151,6 +159,7 @@ public final class Dispatcher {
             }
         }
         if (workers.isEmpty()) {
+            submitClaimInFlight.set(false);
             return null;
         }
         // Rotated as rounds rotate, so that light traffic does not always go to the same worker.
@@ -171,6 +180,7 @@ public final class Dispatcher {
      * for the new task, or the claim was refused) so that rounds pick them up.
      */
     public void claimedOnSubmit(SubmitClaim claim, List<ClaimResult> results) {
+        submitClaimInFlight.set(false);
         boolean left = false;
         for (int i = 0; i < results.size(); i++) {
             ClaimResult r = results.get(i);
@@ -202,6 +212,12 @@ public final class Dispatcher {
         if ("submit".equals(via) && ownSubmissions.remove(taskId)) {
             return;
         }
+        taskQueued();
+    }
+
+    /** The submission's own run failed: whatever it left in the queue, rounds take. */
+    public void claimOnSubmitFailed(SubmitClaim claim) {
+        submitClaimInFlight.set(false);
         taskQueued();
     }
 

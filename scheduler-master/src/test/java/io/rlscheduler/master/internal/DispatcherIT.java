@@ -108,6 +108,7 @@ class DispatcherIT {
         Dispatcher.SubmitClaim claim = dispatcher.claimOnSubmit();
         assertThat(claim).isNotNull();
         assertThat(claim.sessions()).containsExactly(new WorkerSession("w1", "s1"));
+        assertThat(dispatcher.claimOnSubmit()).as("one such submission at a time; the next goes batched").isNull();
         SubmitAndClaimResult fast = core.submitAndClaim(TaskDefinition.builder("t3").cpuSlots(1)
                 .specJson("{\"script\":\"noop.py\"}").build(), claim.sessions(), claim.batchSize(), claim.requestId(),
                 claim.leader()).orTimeout(10, TimeUnit.SECONDS).join();
@@ -129,9 +130,25 @@ class DispatcherIT {
                 .orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(big.getClaims().get(0).getAssignments()).isEmpty();
         dispatcher.claimedOnSubmit(second, big.getClaims());
+        assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(2);
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() >= 2 && !dispatcher.isRunning());
         assertThat(dispatcher.claimOnSubmit()).as("the queue holds a task").isNull();
         assertThat(dispatcher.getSent()).isEqualTo(1);
         assertThat(core.getTask("big").join().orElseThrow().getState()).isEqualTo(TaskState.QUEUED);
+    }
+
+    @Test
+    void aFailedSubmissionRunLeavesItsWorkToTheRoundsAndFreesTheWayForTheNext() {
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+        Dispatcher.SubmitClaim claim = dispatcher.claimOnSubmit();
+        assertThat(claim).isNotNull();
+        // As if the call failed in transit after it ran: the task is queued, nobody was told.
+        submitQuietly("lost");
+        dispatcher.claimOnSubmitFailed(claim);
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
+        assertThat(core.getTask("lost").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+        awaitIdle();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !dispatcher.isRunning() && dispatcher.claimOnSubmit() != null);
     }
 }
