@@ -1,9 +1,13 @@
 package io.rlscheduler.core;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,6 +65,50 @@ public final class SharedClientResources {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             log.warn("shared Redis client threads did not stop cleanly: {}", e.toString());
+        }
+    }
+
+    /**
+     * Creates a Redis client on the shared resources, for an owner that closes it once: what a
+     * master or worker does when it is given a Redis address rather than a client.
+     */
+    public static OwnedClient newClient(RedisURI uri) {
+        Objects.requireNonNull(uri, "uri");
+        ClientResources acquired = acquire();
+        try {
+            return new OwnedClient(RedisClient.create(acquired, uri), acquired);
+        } catch (RuntimeException e) {
+            release(acquired);
+            throw e;
+        }
+    }
+
+    /** A Redis client made on the shared resources ({@link #newClient}); {@link #close()} gives them back. */
+    public static final class OwnedClient implements AutoCloseable {
+        private final RedisClient client;
+        private final ClientResources resources;
+        private final AtomicBoolean closed = new AtomicBoolean();
+
+        private OwnedClient(RedisClient client, ClientResources resources) {
+            this.client = client;
+            this.resources = resources;
+        }
+
+        /** Returns the client. */
+        public RedisClient client() {
+            return client;
+        }
+
+        /** Shuts the client down (up to 2 s) and releases the shared resources; later calls do nothing. */
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                try {
+                    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                } finally {
+                    release(resources);
+                }
+            }
         }
     }
 

@@ -3,6 +3,7 @@ package io.rlscheduler.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import org.junit.jupiter.api.Test;
@@ -43,5 +44,16 @@ class SharedClientResourcesTest {
         } finally {
             own.shutdown();
         }
+    }
+
+    @Test
+    void anOwnedClientHoldsTheSharedResourcesUntilItsFirstClose() {
+        int before = SharedClientResources.users();
+        SharedClientResources.OwnedClient owned = SharedClientResources.newClient(RedisURI.create("redis://127.0.0.1:1"));
+        assertThat(owned.client().getResources()).isNotNull();
+        assertThat(SharedClientResources.users()).isEqualTo(before + 1);
+        owned.close();
+        owned.close(); // a second close releases nothing twice
+        assertThat(SharedClientResources.users()).isEqualTo(before);
     }
 }

@@ -116,10 +116,8 @@ public final class SchedulerMaster implements AutoCloseable {
 
     private final Builder config;
     private final RedisClient client;
-    private final boolean ownsClient;
-    /** The JVM's shared Lettuce threads, which the master's own client runs on; null for a user's client. */
-    private final io.lettuce.core.resource.ClientResources sharedResources;
-    private final AtomicBoolean ownClientShutDown = new AtomicBoolean();
+    /** The client the master made itself (on the JVM's shared Lettuce threads); null for a user's client. */
+    private final SharedClientResources.OwnedClient ownClient;
     private final String masterId;
     private final WorkerRegistry registry = new WorkerRegistry();
     private final CountDownLatch terminated = new CountDownLatch(1);
@@ -140,9 +138,8 @@ public final class SchedulerMaster implements AutoCloseable {
 
     private SchedulerMaster(Builder b) {
         this.config = b;
-        this.ownsClient = b.client == null;
-        this.sharedResources = ownsClient ? SharedClientResources.acquire() : null;
-        this.client = b.client != null ? b.client : RedisClient.create(sharedResources, b.redisUri);
+        this.ownClient = b.client == null ? SharedClientResources.newClient(b.redisUri) : null;
+        this.client = ownClient != null ? ownClient.client() : b.client;
         this.masterId = b.masterId != null ? b.masterId : defaultMasterId();
     }
 
@@ -549,8 +546,8 @@ public final class SchedulerMaster implements AutoCloseable {
             if (core != null) {
                 core.close();
             }
-            if (ownsClient) {
-                shutdownOwnClient();
+            if (ownClient != null) {
+                ownClient.close();
             }
         } catch (RuntimeException e) {
             log.warn("error while stopping master {}: {}", masterId, e.toString());
@@ -577,17 +574,6 @@ public final class SchedulerMaster implements AutoCloseable {
         return terminated.getCount() == 0;
     }
 
-    /** Shuts down the master's own Redis client and gives back the shared threads; once. */
-    private void shutdownOwnClient() {
-        if (ownClientShutDown.compareAndSet(false, true)) {
-            try {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            } finally {
-                SharedClientResources.release(sharedResources);
-            }
-        }
-    }
-
     /** Shuts down and waits up to 15 s for termination. */
     @Override
     public void close() {
@@ -595,8 +581,8 @@ public final class SchedulerMaster implements AutoCloseable {
             if (state == State.NEW) {
                 state = State.TERMINATED;
                 terminated.countDown();
-                if (ownsClient) {
-                    shutdownOwnClient();
+                if (ownClient != null) {
+                    ownClient.close();
                 }
                 return;
             }

@@ -134,10 +134,8 @@ public final class SchedulerWorker implements AutoCloseable {
 
     private final Builder config;
     private final RedisClient client;
-    private final boolean ownsClient;
-    /** The JVM's shared Lettuce threads, which the worker's own client runs on; null for a user's client. */
-    private final io.lettuce.core.resource.ClientResources sharedResources;
-    private final AtomicBoolean ownClientShutDown = new AtomicBoolean();
+    /** The client the worker made itself (on the JVM's shared Lettuce threads); null for a user's client. */
+    private final SharedClientResources.OwnedClient ownClient;
     private final String sessionId = "s-" + UUID.randomUUID();
     private final ConcurrentHashMap<String, Attempt> attempts = new ConcurrentHashMap<>();
     private final CountDownLatch terminated = new CountDownLatch(1);
@@ -158,9 +156,8 @@ public final class SchedulerWorker implements AutoCloseable {
 
     private SchedulerWorker(Builder b) {
         this.config = b;
-        this.ownsClient = b.client == null;
-        this.sharedResources = ownsClient ? SharedClientResources.acquire() : null;
-        this.client = b.client != null ? b.client : ownClient(sharedResources, b.redisUri);
+        this.ownClient = b.client == null ? ownClient(b.redisUri) : null;
+        this.client = ownClient != null ? ownClient.client() : b.client;
         this.probe = new ResourceProbe(b.nvidiaSmi);
         this.runDirectories = new RunDirectories(b.runRoot);
         this.fenceAfter = fenceAfter(b.coreOptions, b.killGrace);
@@ -186,12 +183,12 @@ public final class SchedulerWorker implements AutoCloseable {
      * instead of queueing them: a heartbeat must fail now (and count towards self-fencing), not
      * renew a lease minutes later after the worker has already stopped the task.
      */
-    private static RedisClient ownClient(io.lettuce.core.resource.ClientResources resources, RedisURI uri) {
-        RedisClient client = RedisClient.create(resources, uri);
-        client.setOptions(io.lettuce.core.ClientOptions.builder()
+    private static SharedClientResources.OwnedClient ownClient(RedisURI uri) {
+        SharedClientResources.OwnedClient owned = SharedClientResources.newClient(uri);
+        owned.client().setOptions(io.lettuce.core.ClientOptions.builder()
                 .disconnectedBehavior(io.lettuce.core.ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .build());
-        return client;
+        return owned;
     }
 
     /** Returns a new builder. */
@@ -384,17 +381,6 @@ public final class SchedulerWorker implements AutoCloseable {
         Channel channel = link.readyChannel();
         if (channel != null) {
             channel.writeAndFlush(message);
-        }
-    }
-
-    /** Shuts down the worker's own Redis client and gives back the shared threads; once. */
-    private void shutdownOwnClient() {
-        if (ownClientShutDown.compareAndSet(false, true)) {
-            try {
-                client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            } finally {
-                SharedClientResources.release(sharedResources);
-            }
         }
     }
 
@@ -872,18 +858,21 @@ public final class SchedulerWorker implements AutoCloseable {
      * stops. Idempotent; returns at once (see {@link #awaitTermination}).
      */
     public void shutdown() {
+        boolean neverStarted;
         synchronized (this) {
-            if (state != State.RUNNING) {
-                if (state == State.NEW) {
-                    state = State.TERMINATED;
-                    if (ownsClient) {
-                        shutdownOwnClient();
-                    }
-                    terminated.countDown();
-                }
+            if (state != State.RUNNING && state != State.NEW) {
                 return;
             }
-            state = State.SHUTDOWN;
+            neverStarted = state == State.NEW;
+            state = neverStarted ? State.TERMINATED : State.SHUTDOWN;
+        }
+        if (neverStarted) {
+            // Not under the monitor: shutting the client down waits for Lettuce's threads.
+            if (ownClient != null) {
+                ownClient.close();
+            }
+            terminated.countDown();
+            return;
         }
         Thread stopper = new Thread(() -> {
             try {
@@ -960,8 +949,8 @@ public final class SchedulerWorker implements AutoCloseable {
             if (core != null) {
                 core.close();
             }
-            if (ownsClient) {
-                shutdownOwnClient();
+            if (ownClient != null) {
+                ownClient.close();
             }
         } catch (RuntimeException e) {
             log.warn("error while stopping worker {}: {}", config.workerId, e.toString());
