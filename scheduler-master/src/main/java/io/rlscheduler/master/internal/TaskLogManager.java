@@ -5,13 +5,11 @@ import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import com.google.protobuf.ByteString;
 import io.rlscheduler.protocol.LogChunk;
+import io.rlscheduler.protocol.LineBytes;
 import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.LogLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -658,42 +656,17 @@ public final class TaskLogManager implements AutoCloseable {
     private static final byte[] ESCAPE_PREFIX = LogFileFormat.ESCAPE_PREFIX.getBytes(StandardCharsets.US_ASCII);
     private static final byte[] RESERVED_PREFIX = LogFileFormat.RESERVED_PREFIX.getBytes(StandardCharsets.US_ASCII);
 
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long ONES = 0x0101010101010101L;
-    private static final long HIGHS = 0x8080808080808080L;
-    private static final long LFS = 0x0A0A0A0A0A0A0A0AL;
-    private static final long CRS = 0x0D0D0D0D0D0D0D0DL;
-
     /**
      * Returns the index of the LF that ends the line starting at {@code pos} (there is one: a
-     * chunk ends with LF), turning each CR on the way into a space. Eight bytes at a time: a byte
-     * equal to {@code c} is a zero byte of {@code w ^ c}, and {@code (x - 0x01..) & ~x & 0x80..}
-     * marks the lowest zero byte of {@code x} exactly.
+     * chunk ends with LF), turning each CR on the way into a space.
      */
     private static int lineEnd(byte[] bytes, int pos, int size) {
-        int i = pos;
-        while (true) {
-            for (; i + 8 <= size; i += 8) {
-                long w = (long) LONGS.get(bytes, i);
-                long lf = w ^ LFS;
-                long cr = w ^ CRS;
-                long hit = ((lf - ONES) & ~lf | (cr - ONES) & ~cr) & HIGHS;
-                if (hit != 0) {
-                    i += Long.numberOfTrailingZeros(hit) >>> 3;
-                    break;
-                }
-            }
-            for (; bytes[i] != '\n'; i++) {
-                if (bytes[i] == '\r') {
-                    bytes[i] = ' ';
-                    i++;
-                    break; // back to eight at a time
-                }
-            }
-            if (bytes[i] == '\n') {
-                return i;
-            }
+        int i = LineBytes.indexOfLineBreak(bytes, pos, size);
+        while (bytes[i] == '\r') {
+            bytes[i] = ' ';
+            i = LineBytes.indexOfLineBreak(bytes, i + 1, size);
         }
+        return i;
     }
 
     private static boolean startsWithReserved(byte[] bytes, int pos) {

@@ -1,8 +1,6 @@
 package io.rlscheduler.worker.internal;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
+import io.rlscheduler.protocol.LineBytes;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
@@ -94,50 +92,16 @@ public final class LineSplitter {
         emit();
     }
 
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final long ONES = 0x0101010101010101L;
-    private static final long HIGHS = 0x8080808080808080L;
-    private static final long LFS = 0x0A0A0A0A0A0A0A0AL;
-    private static final long CRS = 0x0D0D0D0D0D0D0D0DL;
-
     /**
      * Returns the index of the first LF or CR in {@code data[from, to)}, or {@code to}; notes a
-     * byte above 0x7F before it in {@link #nonAscii}. Eight bytes at a time: a byte equal to
-     * {@code c} is a zero byte of {@code w ^ c}, and {@code (x - 0x01..) & ~x & 0x80..} marks the
-     * lowest zero byte of {@code x} exactly (a borrow only marks bytes above it).
+     * byte above 0x7F before it in {@link #nonAscii}.
      */
     private int scan(byte[] data, int from, int to) {
-        int i = from;
-        long high = 0;
-        for (; i + 8 <= to; i += 8) {
-            long w = (long) LONGS.get(data, i);
-            long lf = w ^ LFS;
-            long cr = w ^ CRS;
-            long hit = ((lf - ONES) & ~lf | (cr - ONES) & ~cr) & HIGHS;
-            if (hit != 0) {
-                int before = Long.numberOfTrailingZeros(hit) >>> 3;
-                high |= w & ((1L << (before << 3)) - 1) & HIGHS;
-                i += before;
-                if (high != 0) {
-                    nonAscii = true;
-                }
-                return i;
-            }
-            high |= w & HIGHS;
-        }
-        if (high != 0) {
+        int end = LineBytes.indexOfLineBreak(data, from, to);
+        if (!nonAscii && LineBytes.hasNonAscii(data, from, end)) {
             nonAscii = true;
         }
-        for (; i < to; i++) {
-            byte b = data[i];
-            if (b == '\n' || b == '\r') {
-                return i;
-            }
-            if (b < 0) {
-                nonAscii = true;
-            }
-        }
-        return to;
+        return end;
     }
 
     /** Passes on what is left after the last newline, if anything: the stream ended without one. */
