@@ -91,6 +91,8 @@ def run(redis, lua_dir, tasks, batch, warmup):
     core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
     core += [prefix + 'state:' + s for s in STATES]
     sha = {n: redis('SCRIPT', 'LOAD', source(lua_dir, n)) for n in ['submit', 'register', 'claim', 'ack', 'finish']}
+    # finish.lua takes the attempt's output line count as a tenth argument since it stores log_lines.
+    finish_extra = ['0'] if 'log_lines' in source(lua_dir, 'finish') else []
 
     def script(name, keys, args):
         return json.loads(redis('EVALSHA', sha[name], len(keys), *keys, *args))
@@ -126,7 +128,7 @@ def run(redis, lua_dir, tasks, batch, warmup):
             for i in range(0, len(assigned), batch):
                 args = ['100000']
                 for t in assigned[i:i + batch]:
-                    args += list(t) + ['SUCCEEDED', '0', '', '{"final_reward":1.5}', '']
+                    args += list(t) + ['SUCCEEDED', '0', '', '{"final_reward":1.5}', ''] + finish_extra
                 answers = script('finish', core, args)
                 assert all(a['r'] == 'OK' for a in answers), answers
             done += len(assigned)

@@ -537,6 +537,25 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
                                                  Integer exitCode, String error, String metricsJson, String runDir) {
+        return finish(lease, workerId, sessionId, outcome, exitCode, error, metricsJson, runDir, -1);
+    }
+
+    /**
+     * Records how an attempt ended, as {@link #finish(TaskLease, String, String, TaskState, Integer, String, String, String)},
+     * together with how many output lines the attempt printed ({@link TaskRecord#getLogLines()}):
+     * a master's log manager keeps no file for an attempt that printed nothing, and tells its log
+     * followers from this count that no lines are on their way.
+     *
+     * @param logLines the attempt's last log sequence number (0 when it printed nothing), or -1 when not known
+     * @return the result
+     * @throws IllegalArgumentException if {@code logLines} is below -1, or as the shorter form
+     */
+    public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
+                                                 Integer exitCode, String error, String metricsJson, String runDir,
+                                                 long logLines) {
+        if (logLines < -1) {
+            throw new IllegalArgumentException("logLines must be -1 (not known) or more, was " + logLines);
+        }
         if (!outcome.isTerminal()) {
             throw new IllegalArgumentException("outcome must be a terminal state, was " + outcome);
         }
@@ -546,7 +565,8 @@ public final class LeaseCore implements AutoCloseable {
         return finishes.call(new String[] {lease.getTaskId(), Long.toString(lease.getEpoch()),
                         Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                         outcome.name(), exitCode == null ? "" : exitCode.toString(), error == null ? "" : error,
-                        metricsJson == null ? "" : metricsJson, runDir == null ? "" : runDir})
+                        metricsJson == null ? "" : metricsJson, runDir == null ? "" : runDir,
+                        logLines < 0 ? "" : Long.toString(logLines)})
                 .thenApply(LeaseCore::writeAnswer);
     }
 

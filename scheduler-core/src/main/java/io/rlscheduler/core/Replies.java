@@ -112,7 +112,8 @@ final class Replies {
                 st.path("cancel_requested").asBoolean(false), hasExit ? st.get("exit_code").asInt() : null,
                 st.path("error").asText(), st.path("metrics").asText(), st.path("reason").asText(),
                 st.get("created_at").asLong(), st.get("updated_at").asLong(), st.path("deadline").asLong(),
-                history, specJson == null ? "{}" : specJson, st.path("run_dir").asText(""));
+                history, specJson == null ? "{}" : specJson, st.path("run_dir").asText(""),
+                st.path("log_lines").asLong(-1));
     }
 
     /**
@@ -124,7 +125,7 @@ final class Replies {
         return new TaskRecord(task.getTaskId(), TaskState.QUEUED, task.getPriority(), seq, task.getGpus(),
                 task.getCpuSlots(), task.getMemoryBytes(), task.getSelector(), task.getOwner(), task.getTraceId(),
                 maxAttempts, maxLeaseLosses, 0, 0, 0L, "", List.of(), false, null, "", "", "submitted", at, at, 0L,
-                List.of(new TaskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "");
+                List.of(new TaskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "", -1);
     }
 
     static WriteResult write(JsonNode r) {

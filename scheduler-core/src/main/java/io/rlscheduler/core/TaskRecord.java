@@ -37,8 +37,9 @@ public final class TaskRecord {
     private final List<TaskTransition> history;
     private final String specJson;
     private final String runDir;
+    private final long logLines;
 
-    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir) {
+    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines) {
         this.taskId = taskId;
         this.state = state;
         this.priority = priority;
@@ -67,6 +68,7 @@ public final class TaskRecord {
         this.history = java.util.List.copyOf(history);
         this.specJson = specJson;
         this.runDir = runDir;
+        this.logLines = logLines;
     }
 
     /** Returns the task id. */
@@ -209,8 +211,19 @@ public final class TaskRecord {
         return runDir;
     }
 
+    /**
+     * Returns how many output lines the finished attempt printed, as its worker counted them when
+     * it recorded the end (the attempt's last log sequence number; 0 when it printed nothing), or
+     * -1 when not known: the task has not finished, or it ended without its worker recording the
+     * end (failed by the reaper, cancelled while queued, or finished by a worker of an earlier
+     * version).
+     */
+    public long getLogLines() {
+        return logLines;
+    }
+
     @Override
     public String toString() {
-        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + '}';
+        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + ", " + "logLines=" + logLines + '}';
     }
 }

@@ -17,6 +17,7 @@ import static io.rlscheduler.core.CoreFixture.requestId;
 import static io.rlscheduler.core.CoreFixture.task;
 import static io.rlscheduler.core.CoreFixture.worker;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Success and rejection paths of every lease script against a real Redis. */
 class LeaseScriptsIT {
@@ -108,6 +109,35 @@ class LeaseScriptsIT {
                 .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
         assertThat(workerInfo("w1").getFreeGpuIds()).containsExactly(0, 1);
         assertThat(workerInfo("w1").getTasks()).isEmpty();
+    }
+
+    @Test
+    void finishRecordsTheAttemptsOutputLineCountWhenGiven() {
+        join(core.register(worker("w1", "s1", 0, 1, 2)));
+        join(core.submit(task("t1", 1)));
+        join(core.submit(task("t2", 1)));
+        join(core.submit(task("t3", 1)));
+        assertThat(record("t1").getLogLines()).as("not finished yet").isEqualTo(-1);
+        TaskLease printed = lease(claimOne("w1", "s1"));
+        TaskLease silent = lease(claimOne("w1", "s1"));
+        TaskLease unknown = lease(claimOne("w1", "s1"));
+        for (TaskLease lease : List.of(printed, silent, unknown)) {
+            join(core.acknowledge(lease, "w1", "s1"));
+        }
+
+        join(core.finish(printed, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, "/runs/a", 1234));
+        join(core.finish(silent, "w1", "s1", TaskState.FAILED, 1, "boom", null, null, 0));
+        join(core.finish(unknown, "w1", "s1", TaskState.SUCCEEDED, 0, null, null));
+
+        assertThat(record(printed.getTaskId()).getLogLines()).isEqualTo(1234);
+        assertThat(record(silent.getTaskId()).getLogLines()).isZero();
+        assertThat(record(unknown.getTaskId()).getLogLines()).isEqualTo(-1);
+        // A replay with another count is a duplicate and changes nothing.
+        assertThat(join(core.finish(silent, "w1", "s1", TaskState.FAILED, 1, "boom", null, null, 7)).getStatus())
+                .isEqualTo(WriteStatus.DUPLICATE);
+        assertThat(record(silent.getTaskId()).getLogLines()).isZero();
+        assertThatThrownBy(() -> core.finish(printed, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, -2))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("logLines");
     }
 
     @Test

@@ -7,6 +7,7 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
@@ -87,6 +88,42 @@ class EndToEndIT {
         assertThat(JSON.readTree(record.getFinalMetricsJson()).has("final_reward")).isTrue();
         assertThat(record.getRunDir()).endsWith("train-1/attempt-1");
         assertThat(record.getTraceId()).isEqualTo("trace-abc");
+    }
+
+    @Test
+    void aTaskThatPrintsNothingLeavesNoLogFileAndItsFollowersStillGetItsEnd() throws Exception {
+        cluster.worker("w1", 0);
+        TaskHandle run = cluster.master.submit(TaskSpec.python("silent.py").taskId("silent-1").gpus(0).build());
+        assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(run.getRecord().getLogLines()).as("recorded by the worker").isZero();
+        // A task cancelled while queued never ran.
+        TaskHandle never = cluster.master.submit(TaskSpec.python("silent.py").taskId("never-ran").gpus(4).build());
+        assertThat(never.cancel()).isTrue();
+        assertThat(result(never).getState()).isEqualTo(TaskState.CANCELLED);
+
+        LogRecord end = run.followLogs(r -> { }).whenEnded().get(20, TimeUnit.SECONDS);
+        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.isComplete()).isTrue();
+        assertThat(end.getAttempt()).isEqualTo(1);
+        assertThat(cluster.logFile("silent-1")).doesNotExist();
+
+        // Another master sharing the log directory (a standby that took over, or this one
+        // restarted) has no state for either task: the task records tell its followers.
+        try (SchedulerMaster other = SchedulerMaster.builder().redis(cluster.redis.getUri()).bindHost("127.0.0.1")
+                .rpcPort(0).secret(Cluster.SECRET).coreOptions(cluster.options)
+                .logDirectory(cluster.dir.resolve("logs")).build().start()) {
+            List<LogRecord> seen = new CopyOnWriteArrayList<>();
+            LogRecord later = other.task("silent-1").followLogs(seen::add).whenEnded().get(20, TimeUnit.SECONDS);
+            assertThat(later.getFinalState()).isEqualTo("SUCCEEDED");
+            assertThat(later.isComplete()).isTrue();
+            assertThat(later.getEpoch()).isEqualTo(end.getEpoch());
+            assertThat(seen).containsExactly(later);
+            // Ended without a worker's report: the first master's watcher wrote that end down
+            // (marked incomplete), and this one reads it from the shared file.
+            LogRecord cancelled = other.task("never-ran").followLogs(r -> { }).whenEnded().get(20, TimeUnit.SECONDS);
+            assertThat(cancelled.getFinalState()).isEqualTo("CANCELLED");
+        }
+        assertThat(cluster.logFile("silent-1")).doesNotExist();
     }
 
     @Test

@@ -625,7 +625,8 @@ public final class SchedulerWorker implements AutoCloseable {
             CompletableFuture<WriteResult> call;
             try {
                 call = core.finish(attempt.getLease(), config.workerId, sessionId, outcome, exitCode, error,
-                        attempt.getMetrics().latestJson(), attempt.getRunDir().toString());
+                        attempt.getMetrics().latestJson(), attempt.getRunDir().toString(),
+                        attempt.getLogs().getLastSequence());
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }

@@ -3,16 +3,17 @@
 -- DUPLICATE without changing anything. One call carries one or more outcomes (LeaseCore coalesces
 -- concurrent ones), each decided on its own exactly as if it came alone.
 -- KEYS: the 16 core keys (lib.lua)
--- ARGV: [1] events max length, then 9 per outcome:
+-- ARGV: [1] events max length, then 10 per outcome:
 --       task id, epoch, worker id, session id, final state, exit code ('' when none),
---       error message, final metrics JSON ('' when none), run directory on the worker ('' when unknown)
+--       error message, final metrics JSON ('' when none), run directory on the worker ('' when unknown),
+--       output lines the attempt printed, decimal ('' when unknown; stored as log_lines)
 -- Returns a JSON array, one answer per outcome in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
 --   or {r="ERROR", error} for an argument no caller of LeaseCore can send (a non-terminal state)
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 
-local function finish(task_id, epoch, worker, session, final, exit_code, error, metrics, run_dir)
+local function finish(task_id, epoch, worker, session, final, exit_code, error, metrics, run_dir, log_lines)
   if not TERMINAL[final] then
     return {r = 'ERROR', error = 'BAD_ARGUMENT final state must be terminal, was ' .. final}
   end
@@ -34,6 +35,7 @@ local function finish(task_id, epoch, worker, session, final, exit_code, error, 
   st.error = error
   st.metrics = metrics
   st.run_dir = run_dir
+  if log_lines ~= '' then st.log_lines = log_lines end
   st.finished_at = ms_text(now_ms)
   st.deadline = '0'
   redis.call('ZREM', K_DEADLINES, st.id)
@@ -42,8 +44,8 @@ local function finish(task_id, epoch, worker, session, final, exit_code, error, 
 end
 
 local out = {}
-for i = 2, #ARGV, 9 do
+for i = 2, #ARGV, 10 do
   out[#out + 1] = finish(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6],
-                         ARGV[i + 7], ARGV[i + 8])
+                         ARGV[i + 7], ARGV[i + 8], ARGV[i + 9])
 end
 return reply(out)

@@ -179,6 +179,7 @@ public final class TaskLogManager implements AutoCloseable {
     private final Stripe[] stripes;
     private final ThreadPoolExecutor[] syncers;
     private final FileForcer forcer;
+    private final EndLookup endLookup;
     /** Per task, the last end whose file is not yet forced (followers that subscribe meanwhile wait for it). */
     private final ConcurrentHashMap<String, SyncTicket> unsynced = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor delivery;
@@ -204,7 +205,21 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public TaskLogManager(Path directory, Limits limits) {
-        this(directory, limits, TaskLogManager::force);
+        this(directory, limits, EndLookup.NONE);
+    }
+
+    /**
+     * Creates a manager that asks {@code endLookup} how a task without a log file ended (see
+     * {@link #follow}).
+     *
+     * @param directory where the log files are; created if missing (on the calling thread)
+     * @param limits    its sizes
+     * @param endLookup asked when a follower subscribes to a task of which the manager has neither
+     *                  a file nor an attempt in memory
+     * @throws UncheckedIOException if the directory cannot be created
+     */
+    public TaskLogManager(Path directory, Limits limits, EndLookup endLookup) {
+        this(directory, limits, TaskLogManager::force, endLookup);
     }
 
     /** Forces a file's data to disk. A seam for tests, which need to hold a force up. */
@@ -213,10 +228,40 @@ public final class TaskLogManager implements AutoCloseable {
         void force(Path file) throws IOException;
     }
 
+    /**
+     * Tells how a task ended that has no log file: an attempt that ends complete without printing
+     * a line leaves no file, and once the manager no longer holds the task's state (dropped from
+     * the cache, or a restarted master) only the task's record can say that nothing more is to
+     * come. The master answers from Redis ({@code SchedulerMaster}).
+     */
+    @FunctionalInterface
+    public interface EndLookup {
+
+        /** Knows nothing: followers of a task without a file wait for its log, as for a task not started. */
+        EndLookup NONE = taskId -> CompletableFuture.completedFuture(null);
+
+        /**
+         * Returns the END_OF_STREAM record to give a follower of a task that has no log file, if
+         * the task has ended and none of its lines is on its way. Called on a log I/O thread: must
+         * return at once.
+         *
+         * @param taskId the task
+         * @return completed with the record, or with null when the task may still write to its log
+         *         (not ended, or ended with lines not yet written); a failure counts as null
+         */
+        CompletableFuture<LogRecord> endWithoutLog(String taskId);
+    }
+
     /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer) {
+        this(directory, limits, forcer, EndLookup.NONE);
+    }
+
+    /** As {@link #TaskLogManager(Path, Limits, EndLookup)}, forcing files with {@code forcer}. */
+    TaskLogManager(Path directory, Limits limits, FileForcer forcer, EndLookup endLookup) {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.forcer = Objects.requireNonNull(forcer, "forcer");
+        this.endLookup = Objects.requireNonNull(endLookup, "endLookup");
         try {
             this.directory = Files.createDirectories(Objects.requireNonNull(directory, "directory"))
                     .toAbsolutePath().normalize();
@@ -425,7 +470,15 @@ public final class TaskLogManager implements AutoCloseable {
         }
         LogFollower follower = new LogFollower(taskId, path, consumer, limits.followerQueueCapacity(), delivery, this);
         followers.add(follower);
-        attach(follower);
+        Stripe stripe = stripeOf(taskId);
+        try {
+            stripe.executor.execute(() -> {
+                stripe.subscribe(follower);
+                stripe.trim();
+            });
+        } catch (RejectedExecutionException closing) {
+            follower.terminate("the task log manager was closed");
+        }
         return follower;
     }
 
@@ -836,6 +889,63 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
+        /**
+         * A new follower: attached as {@link #attach} does. If the task has no file and no attempt
+         * known here, the end lookup is asked too whether the task ended without a log; if it did,
+         * and nothing was written meanwhile, the follower is ended with the lookup's record.
+         */
+        void subscribe(LogFollower follower) {
+            String taskId = follower.getTaskId();
+            TaskLogState st;
+            try {
+                st = state(taskId);
+            } catch (IOException e) {
+                follower.terminate("cannot read the log file: " + e);
+                return;
+            }
+            boolean lookUp = knowsNothing(st);
+            attach(follower, st);
+            if (!lookUp) {
+                return;
+            }
+            CompletableFuture<LogRecord> lookup;
+            try {
+                lookup = endLookup.endWithoutLog(taskId);
+            } catch (RuntimeException e) {
+                lookup = CompletableFuture.failedFuture(e);
+            }
+            lookup.whenComplete((end, failure) -> {
+                if (failure != null) {
+                    log.warn("task {}: cannot tell whether it ended without a log ({}); its follower waits for the log",
+                            taskId, failure.toString());
+                    return;
+                }
+                if (end == null) {
+                    return;
+                }
+                try {
+                    executor.execute(() -> lookedUp(follower, end));
+                } catch (RejectedExecutionException closing) {
+                    // The manager's close ends the follower.
+                }
+            });
+        }
+
+        /** The end lookup says the task ended without a log: end the follower if nothing came meanwhile. */
+        private void lookedUp(LogFollower follower, LogRecord end) {
+            TaskLogState st = states.get(follower.getTaskId());
+            // A state is dropped from the cache only without followers: then this one has ended or
+            // was closed. One that needs recovery met an I/O error: its follower waits.
+            if (st != null && !st.needsRecovery && knowsNothing(st) && st.followers.remove(follower)) {
+                follower.end(end);
+            }
+        }
+
+        /** No file (or an empty one) and no attempt started, ended or pending here. */
+        private static boolean knowsNothing(TaskLogState st) {
+            return st.length == 0 && st.epoch < 0 && st.ended == null;
+        }
+
         void attach(LogFollower follower) {
             TaskLogState st;
             try {
@@ -844,6 +954,10 @@ public final class TaskLogManager implements AutoCloseable {
                 follower.terminate("cannot read the log file: " + e);
                 return;
             }
+            attach(follower, st);
+        }
+
+        private void attach(LogFollower follower, TaskLogState st) {
             if (st.ended != null) {
                 SyncTicket ticket = unsynced.get(st.taskId);
                 if (ticket != null && ticket.epoch == st.epoch && ticket.defer(follower, st.length)) {
@@ -864,6 +978,9 @@ public final class TaskLogManager implements AutoCloseable {
 
         void closeAll() {
             for (TaskLogState st : states.values()) {
+                if (st.markerPending && st.ended == null) {
+                    writePendingMarker(st); // as when dropped from the cache: the file outlives the state
+                }
                 if (st.writer != null) {
                     try {
                         st.writer.force(false);
@@ -878,15 +995,51 @@ public final class TaskLogManager implements AutoCloseable {
 
         // ---- writing ----
 
-        private void startAttempt(TaskLogState st, long epoch, int attempt, String traceId) throws IOException {
-            writer(st);
-            out.reset();
-            if (st.length == 0) {
-                out.line(LogFileFormat.header(traceId));
-            }
-            out.line(LogFileFormat.attemptMarker(attempt, epoch));
-            commit(st);
+        /**
+         * Starts an attempt in memory. Its marker (and the file's first line, for a new file) goes
+         * into the file with the attempt's first line or its end ({@link #pendingMarker}): an
+         * attempt that ends complete without printing a line, on a task without a file, leaves none.
+         */
+        private void startAttempt(TaskLogState st, long epoch, int attempt, String traceId) {
             st.startAttempt(epoch, attempt);
+            st.markerPending = true;
+            st.traceId = traceId;
+        }
+
+        /** Puts the current attempt's pending marker, and the first line of a new file, into the output. */
+        private void pendingMarker(TaskLogState st) {
+            if (!st.markerPending) {
+                return;
+            }
+            if (st.length == 0) {
+                out.line(LogFileFormat.header(st.traceId));
+            }
+            out.line(LogFileFormat.attemptMarker(st.attempt, st.epoch));
+        }
+
+        /**
+         * Writes a started attempt's pending marker before its state is dropped from the cache:
+         * the file alone outlives the state, and the attempt's number and trace id are not to be
+         * lost if it prints later. If that fails the state is dropped anyway: its lines then come
+         * under a marker with attempt 0, as after a restart.
+         */
+        private void writePendingMarker(TaskLogState st) {
+            try {
+                writer(st);
+                out.reset();
+                pendingMarker(st);
+                commit(st);
+                markerWritten(st);
+            } catch (IOException e) {
+                log.warn("task {}: cannot write the start of its attempt {} to its log: {}", st.taskId, st.attempt,
+                        e.toString());
+            }
+        }
+
+        /** The output now in the file held the pending marker, if there was one. */
+        private void markerWritten(TaskLogState st) {
+            st.markerPending = false;
+            st.traceId = null;
         }
 
         /**
@@ -906,6 +1059,7 @@ public final class TaskLogManager implements AutoCloseable {
             }
             writer(st);
             out.reset();
+            pendingMarker(st);
             List<LiveBlock> blocks = st.followers.isEmpty() ? null : new ArrayList<>(chunks.size());
             for (LogChunk chunk : chunks) {
                 if (last >= limit) {
@@ -940,6 +1094,7 @@ public final class TaskLogManager implements AutoCloseable {
                 return;
             }
             commit(st);
+            markerWritten(st);
             st.lastSequence = last;
             if (blocks != null) {
                 offerLive(st, blocks);
@@ -1030,20 +1185,30 @@ public final class TaskLogManager implements AutoCloseable {
          */
         private void end(TaskLogState st, String finalState, boolean complete, String note) {
             boolean written = false;
-            try {
-                writer(st);
-                out.reset();
-                if (st.length == 0) {
-                    out.line(LogFileFormat.header(UNKNOWN_TRACE_ID));
+            // An attempt that ended complete without a line, on a task with no file: nothing to
+            // write or force. The task record says how it ended (and that it printed nothing),
+            // which is what followers are told once this state is gone (EndLookup). An abandoned
+            // end is written even then: it carries the reason, and it is rare.
+            boolean silent = complete && st.markerPending && st.length == 0;
+            if (!silent) {
+                try {
+                    writer(st);
+                    out.reset();
+                    if (st.markerPending) {
+                        pendingMarker(st);
+                    } else if (st.length == 0) {
+                        out.line(LogFileFormat.header(UNKNOWN_TRACE_ID));
+                    }
+                    out.line(LogFileFormat.endMarker(finalState, complete, st.lastSequence, note));
+                    commit(st);
+                    markerWritten(st);
+                    written = true;
+                } catch (IOException e) {
+                    // The followers still get their END_OF_STREAM; only later ones may miss it.
+                    log.error("task {}: cannot write the end of its log: {}", st.taskId, e.toString());
+                } finally {
+                    closeWriter(st);
                 }
-                out.line(LogFileFormat.endMarker(finalState, complete, st.lastSequence, note));
-                commit(st);
-                written = true;
-            } catch (IOException e) {
-                // The followers still get their END_OF_STREAM; only later ones may miss it.
-                log.error("task {}: cannot write the end of its log: {}", st.taskId, e.toString());
-            } finally {
-                closeWriter(st);
             }
             LogRecord endRecord = LogRecord.endOfStream(st.taskId, st.attempt, st.epoch, finalState, complete, note);
             st.ended = endRecord;
@@ -1183,6 +1348,10 @@ public final class TaskLogManager implements AutoCloseable {
             long pendingEpoch = st.epoch;
             long pendingSequence = st.pendingEndSequence;
             String pendingState = st.pendingFinalState;
+            boolean markerPending = st.markerPending;
+            int pendingAttempt = st.attempt;
+            String pendingTrace = st.traceId;
+            LogRecord silentEnd = markerPending ? st.ended : null;
             st.startAttempt(-1, 0);
             st.length = 0;
             // java.io.File.exists: Files.exists throws (and catches) an exception for a missing
@@ -1228,6 +1397,14 @@ public final class TaskLogManager implements AutoCloseable {
                         st.taskId, st.path, lines, st.epoch, st.attempt, st.lastSequence,
                         st.ended == null ? "" : ", ended");
             }
+            if (markerPending && pendingEpoch > st.epoch) {
+                // An attempt started here whose marker is not written yet: the file cannot hold it.
+                startAttempt(st, pendingEpoch, pendingAttempt, pendingTrace);
+                if (silentEnd != null) {
+                    st.ended = silentEnd;
+                    st.sequenceLimit = 0;
+                }
+            }
             if (pendingSequence >= 0 && st.epoch == pendingEpoch && st.ended == null) {
                 st.pendingEndSequence = pendingSequence;
                 st.pendingFinalState = pendingState;
@@ -1251,6 +1428,9 @@ public final class TaskLogManager implements AutoCloseable {
             for (Iterator<TaskLogState> it = states.values().iterator(); it.hasNext() && states.size() > maxCachedTasks;) {
                 TaskLogState st = it.next();
                 if (st.isEvictable()) {
+                    if (st.markerPending && st.ended == null) {
+                        writePendingMarker(st);
+                    }
                     closeWriter(st);
                     it.remove();
                 }

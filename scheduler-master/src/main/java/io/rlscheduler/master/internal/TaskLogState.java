@@ -37,6 +37,15 @@ final class TaskLogState {
     /** Lines above this sequence are not written (the attempt ended complete at it). */
     long sequenceLimit = Long.MAX_VALUE;
 
+    /**
+     * The current attempt's marker is not in the file yet: it is written with the attempt's first
+     * line, or with its end unless the attempt ends complete without a line and there is no file
+     * (see {@link TaskLogManager}, "Files").
+     */
+    boolean markerPending;
+    /** The trace id for the file's first line, kept while the marker is pending. */
+    String traceId;
+
     /** The open append channel, or null while closed. */
     FileChannel writer;
 
@@ -53,8 +62,10 @@ final class TaskLogState {
         return followers.isEmpty() && pendingEndSequence < 0;
     }
 
-    /** Starts a new attempt in memory (its marker is already written). */
+    /** Starts a new attempt in memory, its marker already in the file (the caller marks it pending if not). */
     void startAttempt(long newEpoch, int newAttempt) {
+        markerPending = false;
+        traceId = null;
         epoch = newEpoch;
         attempt = newAttempt;
         lastSequence = 0;

@@ -57,10 +57,12 @@ class TaskLogManagerTest {
     }
 
     @Test
-    void createsTheDirectoryAndAFileWhoseFirstLineIsTheTraceId() {
+    void createsTheDirectoryAndTheFileWithTheFirstLineWhoseFirstLineIsTheTraceId() {
         assertThat(dir).isDirectory();
         await(logs.open("t1", "trace-abc", 7, 1));
-        assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "##RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(dir.resolve("t1.log")).as("no file before the attempt prints").doesNotExist();
+        await(logs.append("t1", 7, lines(1, 1)));
+        assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1");
     }
 
     private static LogChunk chunk(long first, String text) {
@@ -119,8 +121,9 @@ class TaskLogManagerTest {
             assertThatThrownBy(() -> result.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(IllegalArgumentException.class);
         }
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(dir.resolve("t1.log")).doesNotExist();
         assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\n"))))).as("still serving").isEqualTo(1);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1");
     }
 
     @Test
@@ -180,10 +183,10 @@ class TaskLogManagerTest {
         await(logs.append("t1", 7, lines(1, 2)));
         await(logs.open("t1", "tr", 9, 2));
         assertThat(await(logs.append("t1", 7, lines(3, 5)))).isEqualTo(-1L);
-        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
-                "##RLS_ATTEMPT attempt=2 epoch=9");
         await(logs.open("t1", "tr", 7, 1));
-        assertThat(file("t1")).hasSize(5);
+        assertThat(await(logs.append("t1", 9, lines(1, 1)))).isEqualTo(1);
+        assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "##RLS_ATTEMPT attempt=2 epoch=9", "line-1");
     }
 
     @Test
@@ -266,7 +269,7 @@ class TaskLogManagerTest {
         }
         assertThatThrownBy(() -> logs.open(null, "tr", 1, 1)).isInstanceOf(IllegalArgumentException.class);
         // A round trip through the I/O thread, so a write wrongly queued would have happened by now.
-        await(logs.open("ok", "tr", 1, 1));
+        await(logs.append("ok", 1, lines(1, 1)));
         try (Stream<Path> all = Files.walk(root)) {
             assertThat(all.filter(Files::isRegularFile).toList()).containsExactly(dir.resolve("ok.log"));
         }
@@ -321,8 +324,9 @@ class TaskLogManagerTest {
         Files.createSymbolicLink(dir.resolve("linked.log"), target);
         Files.createSymbolicLink(dir.resolve("dangling.log"), root.resolve("nothing-here.txt"));
 
-        assertThat(logs.open("linked", "tr", 7, 1)).failsWithin(30, TimeUnit.SECONDS);
-        assertThat(logs.open("dangling", "tr", 7, 1)).failsWithin(30, TimeUnit.SECONDS);
+        assertThat(logs.open("linked", "tr", 7, 1)).failsWithin(30, TimeUnit.SECONDS); // an existing file is read
+        await(logs.open("dangling", "tr", 7, 1)); // a missing one is not touched until there is something to write
+        assertThat(logs.append("linked", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
         assertThat(logs.append("dangling", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
 
         assertThat(Files.readString(target)).isEqualTo("untouched\n");

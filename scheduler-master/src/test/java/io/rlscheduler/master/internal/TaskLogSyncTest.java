@@ -124,13 +124,15 @@ class TaskLogSyncTest {
     void aFollowerOfALaterAttemptDoesNotWaitForTheEarlierAttemptsForce() throws Exception {
         start(1, 64);
         await(logs.open("t1", "tr", 7, 1));
-        logs.complete("t1", 7, 0, "FAILED");
+        await(logs.append("t1", 7, lines(1, 1)));
+        logs.complete("t1", 7, 1, "FAILED");
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
         await(logs.open("t1", "tr", 9, 2));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await(logs.append("t1", 9, lines(1, 2)));
-        await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
+        // Attempt 1's line from the file, then attempt 2's two, live.
+        await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         assertThat(follow.isEnded()).isFalse();
         forcer.release();
         logs.complete("t1", 9, 2, "SUCCEEDED");
@@ -180,16 +182,19 @@ class TaskLogSyncTest {
     void theLeastRecentlyUsedFileIsClosedFirst() throws Exception {
         forcer.release();
         start(1, 2);
-        await(logs.open("a", "tr", 1, 1));
-        await(logs.open("b", "tr", 1, 1));
-        await(logs.append("a", 1, lines(1, 1))); // a is now used more recently than b
+        for (String task : List.of("a", "b")) {
+            await(logs.open(task, "tr", 1, 1));
+            await(logs.append(task, 1, lines(1, 1)));
+        }
+        await(logs.append("a", 1, lines(2, 2))); // a is now used more recently than b
         await(logs.open("c", "tr", 1, 1));
+        await(logs.append("c", 1, lines(1, 1)));
         assertThat(logs.openFileCount()).isEqualTo(2);
         assertThat(openLogFiles()).containsExactlyInAnyOrder("a.log", "c.log");
-        assertThat(await(logs.append("b", 1, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.append("b", 1, lines(2, 3)))).isEqualTo(3);
         assertThat(openLogFiles()).containsExactlyInAnyOrder("b.log", "c.log");
         assertThat(fileLines(dir.resolve("b.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=1",
-                "line-1", "line-2");
+                "line-1", "line-2", "line-3");
     }
 
     /** The names of this process's open files in the log directory, from /proc/self/fd. */

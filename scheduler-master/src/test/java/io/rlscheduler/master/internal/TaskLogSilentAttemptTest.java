@@ -1,0 +1,189 @@
+package io.rlscheduler.master.internal;
+
+import static io.rlscheduler.master.internal.LogFixtures.await;
+import static io.rlscheduler.master.internal.LogFixtures.fileLines;
+import static io.rlscheduler.master.internal.LogFixtures.lines;
+import static io.rlscheduler.master.internal.LogFixtures.texts;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.rlscheduler.master.LogFollow;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.internal.LogFixtures.Recorder;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An attempt's marker goes to the file with its first line: an attempt that ends complete without
+ * a line, on a task without a file, leaves no file and needs no force; followers of a task the
+ * manager knows nothing of ask the end lookup.
+ */
+class TaskLogSilentAttemptTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+
+    private TaskLogManager logs;
+    private final List<String> forced = new CopyOnWriteArrayList<>();
+    private final Map<String, CompletableFuture<LogRecord>> lookups = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void stop() {
+        if (logs != null) {
+            logs.close();
+        }
+    }
+
+    private void start(int maxCachedTasks) {
+        logs = new TaskLogManager(dir, new TaskLogManager.Limits(1, 16, maxCachedTasks, 64, 1),
+                file -> forced.add(file.getFileName().toString()),
+                taskId -> lookups.computeIfAbsent(taskId, id -> new CompletableFuture<>()));
+    }
+
+    private CompletableFuture<LogRecord> lookupOf(String taskId) {
+        await().atMost(WAIT).until(() -> lookups.containsKey(taskId));
+        return lookups.get(taskId);
+    }
+
+    @Test
+    void anAttemptThatPrintsNothingLeavesNoFileAndItsFollowersEndWithoutAForce() {
+        start(1024);
+        await(logs.open("t1", "tr", 7, 1));
+        Recorder early = new Recorder();
+        LogFollow earlyFollow = logs.follow("t1", early);
+        logs.complete("t1", 7, 0, "SUCCEEDED");
+
+        LogRecord end = LogFixtures.await(earlyFollow.whenEnded());
+        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.isComplete()).isTrue();
+        assertThat(end.getAttempt()).isEqualTo(1);
+        assertThat(end.getEpoch()).isEqualTo(7);
+        assertThat(early.onlyEnd()).isSameAs(end);
+        assertThat(early.lineCount()).isZero();
+
+        Recorder late = new Recorder();
+        LogRecord lateEnd = LogFixtures.await(logs.follow("t1", late).whenEnded());
+        assertThat(lateEnd).isEqualTo(end);
+        assertThat(late.onlyEnd()).isSameAs(lateEnd);
+        // A line resent after the end is beyond the attempt's last: nothing is written.
+        assertThat(await(logs.append("t1", 7, lines(1, 1)))).isZero();
+        assertThat(dir.resolve("t1.log")).doesNotExist();
+        assertThat(forced).isEmpty();
+        assertThat(lookups).as("the state was known: no lookup").isEmpty();
+    }
+
+    @Test
+    void aFollowerOfATaskWithNoFileAndNoStateGetsTheLookupsEnd() {
+        start(1024);
+        Recorder recorder = new Recorder();
+        LogFollow follow = logs.follow("gone", recorder);
+        LogRecord told = LogRecord.endOfStream("gone", 2, 9, "SUCCEEDED", true, null);
+        lookupOf("gone").complete(told);
+
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(end).isEqualTo(told);
+        assertThat(recorder.onlyEnd()).isSameAs(end);
+        assertThat(recorder.lineCount()).isZero();
+        assertThat(dir.resolve("gone.log")).doesNotExist();
+    }
+
+    @Test
+    void aFollowerWhoseLookupKnowsNoEndWaitsForTheLog() {
+        start(1024);
+        Recorder recorder = new Recorder();
+        LogFollow follow = logs.follow("t2", recorder);
+        lookupOf("t2").complete(null);
+        await(logs.open("t2", "tr", 7, 1));
+        await(logs.append("t2", 7, lines(1, 2)));
+        await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
+        assertThat(follow.isEnded()).isFalse();
+        logs.complete("t2", 7, 2, "FAILED");
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 2));
+    }
+
+    @Test
+    void linesWrittenBeforeTheLookupAnswersWinOverItsEnd() {
+        start(1024);
+        Recorder recorder = new Recorder();
+        LogFollow follow = logs.follow("t3", recorder);
+        CompletableFuture<LogRecord> lookup = lookupOf("t3");
+        assertThat(await(logs.append("t3", 7, lines(1, 1)))).isEqualTo(1);
+        lookup.complete(LogRecord.endOfStream("t3", 1, 7, "SUCCEEDED", true, null)); // stale by now
+        // Queued behind the lookup's answer on the one I/O thread: handled after it.
+        assertThat(await(logs.append("t3", 7, lines(2, 2)))).isEqualTo(2);
+        await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
+        assertThat(follow.isEnded()).isFalse();
+        logs.complete("t3", 7, 2, "SUCCEEDED");
+        assertThat(LogFixtures.await(follow.whenEnded()).isComplete()).isTrue();
+        assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 2));
+    }
+
+    @Test
+    void anAbandonedAttemptWithoutLinesIsWrittenDownAndForced() {
+        start(1024);
+        await(logs.open("t4", "trace-4", 7, 1));
+        LogFollow follow = logs.follow("t4", new Recorder());
+        logs.abandon("t4", "FAILED", "worker lost");
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(end.isComplete()).isFalse();
+        assertThat(fileLines(dir.resolve("t4.log"))).hasSize(3).startsWith("TRACE_ID:trace-4",
+                "##RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(fileLines(dir.resolve("t4.log")).get(2)).startsWith("##RLS_END state=FAILED complete=false last=0");
+        assertThat(forced).containsExactly("t4.log");
+    }
+
+    @Test
+    void anAttemptWithoutLinesAfterOneThatPrintedIsWrittenDown() {
+        start(1024);
+        await(logs.open("t5", "tr", 7, 1));
+        await(logs.append("t5", 7, lines(1, 2)));
+        logs.complete("t5", 7, 2, "FAILED");
+        await(logs.open("t5", "tr", 9, 2));
+        LogFollow follow = logs.follow("t5", new Recorder());
+        logs.complete("t5", 9, 0, "SUCCEEDED");
+        assertThat(LogFixtures.await(follow.whenEnded()).getEpoch()).isEqualTo(9);
+        assertThat(fileLines(dir.resolve("t5.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
+                "line-1", "line-2", "##RLS_END state=FAILED complete=true last=2", "##RLS_ATTEMPT attempt=2 epoch=9",
+                "##RLS_END state=SUCCEEDED complete=true last=0");
+        assertThat(forced).containsExactly("t5.log", "t5.log");
+    }
+
+    @Test
+    void aStartedAttemptDroppedFromTheCacheKeepsItsMarkerInTheFile() {
+        start(1);
+        await(logs.open("a", "trace-a", 7, 3));
+        await(logs.open("b", "trace-b", 8, 1)); // a is dropped: its marker goes to the file
+        assertThat(fileLines(dir.resolve("a.log"))).containsExactly("TRACE_ID:trace-a", "##RLS_ATTEMPT attempt=3 epoch=7");
+        assertThat(await(logs.append("a", 7, lines(1, 2)))).isEqualTo(2);
+        assertThat(fileLines(dir.resolve("a.log"))).containsExactly("TRACE_ID:trace-a", "##RLS_ATTEMPT attempt=3 epoch=7",
+                "line-1", "line-2");
+        // b was dropped in turn, its marker written: its end then goes after it, as for any file.
+        logs.complete("b", 8, 0, "SUCCEEDED");
+        await(logs.append("a", 7, lines(3, 3)));
+        assertThat(fileLines(dir.resolve("b.log"))).containsExactly("TRACE_ID:trace-b", "##RLS_ATTEMPT attempt=1 epoch=8",
+                "##RLS_END state=SUCCEEDED complete=true last=0");
+    }
+
+    @Test
+    void closeWritesTheMarkersOfStartedAttempts() {
+        start(1024);
+        await(logs.open("t6", "trace-6", 7, 1));
+        await(logs.open("t7", "trace-7", 7, 1));
+        logs.complete("t7", 7, 0, "SUCCEEDED");
+        logs.close();
+        assertThat(fileLines(dir.resolve("t6.log"))).containsExactly("TRACE_ID:trace-6", "##RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(dir.resolve("t7.log")).as("ended: nothing to keep").doesNotExist();
+    }
+}
