@@ -259,7 +259,8 @@ public final class LeaseCore implements AutoCloseable {
     }
 
     /**
-     * Lists the tasks in one state, in submission order.
+     * Lists the tasks in one state: queued tasks in queue order (priority, then submission; the
+     * queue is their index), the others in submission order.
      *
      * @param state  the state
      * @param offset how many matching tasks to skip, at least 0
@@ -267,7 +268,8 @@ public final class LeaseCore implements AutoCloseable {
      * @return the page
      */
     public CompletableFuture<TaskPage> listTasks(TaskState state, int offset, int limit) {
-        return page(keys.state(Objects.requireNonNull(state, "state")), offset, limit);
+        Objects.requireNonNull(state, "state");
+        return page(state == TaskState.QUEUED ? keys.queue() : keys.state(state), offset, limit);
     }
 
     /**

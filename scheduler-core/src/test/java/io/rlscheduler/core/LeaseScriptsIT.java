@@ -448,8 +448,9 @@ class LeaseScriptsIT {
         assertThat(record("d1").getSpecJson()).isEqualTo("{\"p\":7}");
         assertThat(record("d2").getPriority()).isEqualTo(10);
         assertThat(join(core.queueDepth())).isEqualTo(3);
+        // Queued tasks are listed in queue order: higher priority first.
         assertThat(join(core.listTasks(TaskState.QUEUED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
-                .containsExactly("old", "d1", "d2");
+                .containsExactly("d2", "d1", "old");
         assertThat(record("d1").getHistory()).hasSize(1);
     }
 

@@ -52,7 +52,7 @@ public final class Keys {
     public String deadlines() { return core[5]; }
     public String events() { return core[8]; }
 
-    /** Returns the index of tasks in {@code state}: task id by submit sequence. */
+    /** Returns the index of tasks in {@code state}: task id by submit sequence. Not kept for QUEUED, whose index is {@link #queue()}. */
     public String state(TaskState state) {
         return prefix + "state:" + state.name();
     }

@@ -10,7 +10,9 @@
 --   KEYS[7]  {ns}:epoch        STRING last fencing epoch issued
 --   KEYS[8]  {ns}:seq          STRING last submit sequence number
 --   KEYS[9]  {ns}:events       STREAM every transition, capped
---   KEYS[10..16] {ns}:state:QUEUED .. {ns}:state:TIMED_OUT  ZSET task id -> submit seq
+--   KEYS[10..16] {ns}:state:QUEUED .. {ns}:state:TIMED_OUT  ZSET task id -> submit seq, the index of
+--                tasks by state; but QUEUED's is the queue itself (KEYS[3]): KEYS[10] is neither read
+--                nor written (it was until the queue took its place, saving two writes per task)
 -- Epochs travel as decimal strings (they exceed cjson's 14 significant digits); Lua compares them
 -- as numbers, exact below 2^53.
 
@@ -164,8 +166,9 @@ local function transition(st, to, now_ms, reason, via)
   local h = st.history
   st.history = string.sub(h, 1, -2) .. (h == '[]' and '' or ',')
       .. history_entry(ms_text(now_ms), from, to, st.epoch, st.worker or '', reason or '') .. ']'
-  redis.call('ZREM', K_STATE[from], st.id)
-  redis.call('ZADD', K_STATE[to], txt(st.seq), st.id)
+  -- QUEUED's index is the queue, which the callers keep (submit and requeue add, claim and cancel remove).
+  if from ~= 'QUEUED' then redis.call('ZREM', K_STATE[from], st.id) end
+  if to ~= 'QUEUED' then redis.call('ZADD', K_STATE[to], txt(st.seq), st.id) end
   emit_task(st.id, from, to, st.epoch, st.worker or '', st.attempt, reason or '', via or '', now_ms)
   return nil
 end

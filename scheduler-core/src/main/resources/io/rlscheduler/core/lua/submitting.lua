@@ -19,7 +19,6 @@ local function submit_one(k_owner, a, now_ms, now_text)
   redis.call('HSET', K_SPECS, id, ARGV[a + 10])
   save_task(st)
   redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
-  redis.call('ZADD', K_STATE['QUEUED'], seq_text, id)
   redis.call('ZADD', k_owner, seq_text, id)
   emit_task(id, '', 'QUEUED', '0', '', '0', 'submitted', 'submit', now_ms)
   return {r = 'OK', seq = seq_text, at = now_text}
