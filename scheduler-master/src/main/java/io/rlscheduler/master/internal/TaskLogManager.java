@@ -50,6 +50,15 @@ import org.slf4j.LoggerFactory;
  * output line; CR and LF inside a line become spaces), and may end with
  * {@code ##RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. Output lines that begin with
  * {@code ##RLS_} are stored behind the prefix {@code "##RLS_TEXT "}, so output cannot forge a marker.
+ * The file is created with the first line a task prints: {@link #open} only records the attempt,
+ * whose marker goes to the file with its first line, or with its end; an attempt that ends
+ * complete without a line, on a task without a file, leaves no file at all (no write, no force).
+ * Followers of such a task learn its end from this manager while it keeps the task's state, and
+ * afterwards from the {@link EndLookup} (the master reads the task record, where the worker
+ * recorded how many lines the attempt printed). A started attempt's marker is written when its
+ * state is dropped from the cache or the manager closes, so its number and trace id survive both;
+ * a master that crashes before the attempt's first line loses them (its lines then come under
+ * {@code attempt=0} and {@code TRACE_ID:unknown}, as for any attempt a restarted master did not open).
  * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
  * (no '/', never '.' or '..'), checked before anything touches the disk; symbolic links are never
  * followed.
@@ -64,7 +73,8 @@ import org.slf4j.LoggerFactory;
  * starts that attempt.
  *
  * <h2>Recovery</h2>
- * The file is the only durable state. The first time a task is touched after the manager was
+ * The file is the only durable state of the log (besides the task record's line count, which
+ * stands for the files an attempt that printed nothing does not have). The first time a task is touched after the manager was
  * created (a master restart, a standby master taking over) or after its state was dropped from
  * the cache, the manager reads the file: the last {@code RLS_ATTEMPT} marker gives the current
  * epoch and attempt, the number of output lines after it gives the last sequence written, and an
@@ -85,7 +95,11 @@ import org.slf4j.LoggerFactory;
  * not per batch.
  *
  * <h2>Durability of an ended attempt</h2>
- * When an attempt ends ({@link #complete}, {@link #abandon}), its I/O thread writes the end marker
+ * An attempt that ends complete without a line, on a task without a file, has nothing to write or
+ * force: its followers get their END_OF_STREAM at once. An {@link #abandon} of a task this manager
+ * has neither a file nor a state for asks the {@link EndLookup} first, and writes nothing if the
+ * task ended that way (a standby's watcher abandons ends whose report went to the leader).
+ * Otherwise, when an attempt ends ({@link #complete}, {@link #abandon}), its I/O thread writes the end marker
  * and closes the file, then hands the file to a sync thread ({@link Limits#syncThreads()} of them,
  * "rls-log-sync-N", tasks spread over them by id) and goes on with other tasks' lines at once: an
  * fsync takes from a tenth of a millisecond to many on a busy disk, and on the I/O thread it would
@@ -117,7 +131,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class TaskLogManager implements AutoCloseable {
 
-    /** The trace id written to a file created by a log batch rather than by {@link #open}. */
+    /** The trace id written to a file whose attempt was not started by {@link #open} (a log batch or an end came first). */
     public static final String UNKNOWN_TRACE_ID = "unknown";
 
     private static final Logger log = LoggerFactory.getLogger(TaskLogManager.class);
@@ -309,20 +323,21 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Starts an attempt's log: creates the file if it does not exist, with the first line
-     * {@code TRACE_ID:<traceId>}, and writes the marker {@code RLS_ATTEMPT attempt=<n> epoch=<e>}.
-     * Idempotent per epoch: a second call for the same epoch writes nothing. A call for an epoch
-     * older than the task's current one is stale and writes nothing. If the file already exists
-     * its first line is kept (a file created by a log batch keeps {@code TRACE_ID:unknown}), and
-     * an attempt already started by a log batch keeps its marker with {@code attempt=0}.
-     * Returns at once.
+     * Starts an attempt's log. The marker {@code RLS_ATTEMPT attempt=<n> epoch=<e>}, and for a new
+     * file the first line {@code TRACE_ID:<traceId>}, go to the file with the attempt's first
+     * output line or its end (see "Files"): this call reads an existing file's state but writes
+     * nothing. Idempotent per epoch: a second call for the same epoch changes nothing. A call for
+     * an epoch older than the task's current one is stale and changes nothing. If the file
+     * already exists its first line is kept (a file created by a log batch keeps
+     * {@code TRACE_ID:unknown}), and an attempt already started by a log batch keeps its marker
+     * with {@code attempt=0}. Returns at once.
      *
      * @param taskId  the task
      * @param traceId the task's trace id; CR and LF in it become spaces
      * @param epoch   the attempt's lease epoch, not negative
      * @param attempt the attempt number (from 1), not negative
-     * @return completed when the marker is written (or was not needed); fails with the
-     *         IOException if the file cannot be written, or IllegalStateException once closed
+     * @return completed when the attempt is recorded; fails with the IOException if an existing
+     *         file cannot be read, or IllegalStateException once closed
      * @throws IllegalArgumentException if {@code taskId} is not a valid task id (nothing is
      *                                  written), or epoch or attempt is negative
      */
@@ -453,7 +468,8 @@ public final class TaskLogManager implements AutoCloseable {
      * after attempt, then the lines written from then on, without gap or duplicate, then exactly
      * one END_OF_STREAM record: when the current attempt ends ({@link #complete}, {@link #abandon}),
      * at once after the replay if it has already ended, or when the follow or the manager is
-     * closed. A task without a log yet is waited for. The consumer runs on a delivery thread, never
+     * closed. A task without a log yet is waited for, unless the {@link EndLookup} says it ended
+     * without one. The consumer runs on a delivery thread, never
      * concurrently with itself; see the class comment. Returns at once.
      *
      * @param taskId   the task
@@ -884,9 +900,62 @@ public final class TaskLogManager implements AutoCloseable {
 
         void abandon(String taskId, String finalState, String note) throws IOException {
             TaskLogState st = state(taskId);
-            if (st.ended == null) {
-                end(st, finalState, false, note);
+            if (st.ended != null) {
+                return;
             }
+            if (!knowsNothing(st)) {
+                end(st, finalState, false, note);
+                return;
+            }
+            // Nothing of the task here: it may have ended silently on another master (a standby's
+            // watcher abandons every end whose report went to the leader) or never run. Writing an
+            // incomplete end would then contradict the record: ask the end lookup first.
+            CompletableFuture<LogRecord> lookup;
+            try {
+                lookup = endLookup.endWithoutLog(taskId);
+            } catch (RuntimeException e) {
+                lookup = CompletableFuture.failedFuture(e);
+            }
+            if (lookup.isDone()) {
+                // Answered already (no lookup configured): go on now, in call order.
+                abandonLookedUp(taskId, finalState, note, lookup.isCompletedExceptionally() ? null : lookup.join());
+                return;
+            }
+            lookup.whenComplete((known, failure) -> {
+                LogRecord end = failure == null ? known : null;
+                try {
+                    executor.execute(() -> {
+                        try {
+                            abandonLookedUp(taskId, finalState, note, end);
+                        } catch (IOException | RuntimeException e) {
+                            log.error("task {}: abandon of its log failed", taskId, e);
+                        }
+                        trim();
+                    });
+                } catch (RejectedExecutionException closing) {
+                    // The manager's close ends the followers.
+                }
+            });
+        }
+
+        /** Abandon of a task the manager knew nothing of, once the end lookup answered. */
+        private void abandonLookedUp(String taskId, String finalState, String note, LogRecord end) throws IOException {
+            TaskLogState st = state(taskId);
+            if (st.ended != null) {
+                return;
+            }
+            if (end != null && end.isComplete() && knowsNothing(st)) {
+                // Ended complete without a line: as a silent end here, nothing to write.
+                st.ended = end;
+                st.sequenceLimit = 0;
+                List<LogFollower> ending = new ArrayList<>(st.followers);
+                st.followers.clear();
+                for (LogFollower follower : ending) {
+                    follower.end(end);
+                }
+                return;
+            }
+            end(st, finalState, false, note);
         }
 
         /**
@@ -1030,7 +1099,7 @@ public final class TaskLogManager implements AutoCloseable {
                 pendingMarker(st);
                 commit(st);
                 markerWritten(st);
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 log.warn("task {}: cannot write the start of its attempt {} to its log: {}", st.taskId, st.attempt,
                         e.toString());
             }
@@ -1351,7 +1420,7 @@ public final class TaskLogManager implements AutoCloseable {
             boolean markerPending = st.markerPending;
             int pendingAttempt = st.attempt;
             String pendingTrace = st.traceId;
-            LogRecord silentEnd = markerPending ? st.ended : null;
+            LogRecord silentEnd = markerPending && st.ended != null && st.ended.isComplete() ? st.ended : null;
             st.startAttempt(-1, 0);
             st.length = 0;
             // java.io.File.exists: Files.exists throws (and catches) an exception for a missing

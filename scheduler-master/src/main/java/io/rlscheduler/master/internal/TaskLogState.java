@@ -9,8 +9,10 @@ import java.util.Set;
 /**
  * What the log manager knows of one task's log. Confined to the task's I/O thread: no field is
  * read or written by any other thread, so nothing here is synchronized. Everything in it except
- * {@link #followers} and a pending completion can be rebuilt from the file (see
- * {@link TaskLogManager}, "Recovery"), which is what makes it safe to drop from the cache.
+ * {@link #followers}, a pending completion, a pending marker and a silent end can be rebuilt from
+ * the file (see {@link TaskLogManager}, "Recovery"); a pending marker is written before the state
+ * is dropped from the cache, and a silent end (an attempt that ended complete without a line, on a
+ * task without a file) is what the task record tells afterwards (the manager's end lookup).
  */
 final class TaskLogState {
 

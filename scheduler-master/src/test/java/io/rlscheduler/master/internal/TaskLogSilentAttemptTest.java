@@ -145,6 +145,34 @@ class TaskLogSilentAttemptTest {
     }
 
     @Test
+    void anAbandonOfATaskThatEndedSilentlyElsewhereWritesNothing() {
+        start(1024);
+        // A standby's watcher abandons an end whose report went to the leader.
+        logs.abandon("t8", "SUCCEEDED", "no report from the worker");
+        LogRecord told = LogRecord.endOfStream("t8", 1, 7, "SUCCEEDED", true, null);
+        lookupOf("t8").complete(told);
+        Recorder recorder = new Recorder();
+        LogRecord end = LogFixtures.await(logs.follow("t8", recorder).whenEnded());
+        assertThat(end).isEqualTo(told);
+        assertThat(dir.resolve("t8.log")).doesNotExist();
+        assertThat(forced).isEmpty();
+    }
+
+    @Test
+    void anAbandonOfATaskTheLookupKnowsNoSilentEndOfIsWrittenDown() {
+        start(1024);
+        Recorder recorder = new Recorder();
+        LogFollow follow = logs.follow("t9", recorder);
+        logs.abandon("t9", "FAILED", "reaped");
+        lookupOf("t9").complete(null);
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(end.isComplete()).isFalse();
+        assertThat(end.getNote()).contains("reaped");
+        assertThat(fileLines(dir.resolve("t9.log"))).hasSize(2);
+        assertThat(fileLines(dir.resolve("t9.log")).get(1)).startsWith("##RLS_END state=FAILED complete=false");
+    }
+
+    @Test
     void anAttemptWithoutLinesAfterOneThatPrintedIsWrittenDown() {
         start(1024);
         await(logs.open("t5", "tr", 7, 1));
