@@ -51,9 +51,10 @@ public final class DispatchThroughput implements EndToEndBenchmark {
     public List<Param> parameters() {
         List<Param> own = List.of(
                 new Param("tasks", "50000", "tasks measured"),
-                new Param("warmup", "5000", "tasks per warm-up round (not measured); rounds repeat, up to "
-                        + Jit.MAX_WARMUP_ROUNDS + ", until the JIT uses under " + (int) (Jit.SETTLED_SHARE * 100)
-                        + "% of a core"),
+                new Param("warmup", "5000", "tasks per warm-up round (not measured); rounds repeat, up to"
+                        + " warmupRounds, until the JIT uses under " + (int) (Jit.SETTLED_SHARE * 100) + "% of a core"),
+                new Param("warmupRounds", "16", "most warm-up rounds: the cluster's code is large, and on 2 cores"
+                        + " the JIT takes about 15 rounds of 5,000 tasks to settle"),
                 new Param("inflight", "2000", "most submissions (and baseline LPUSHes) awaiting their answer"),
                 new Param("baselineConsumers", "4", "consumers of the Redis-list baseline"));
         return java.util.stream.Stream.concat(own.stream(), LocalCluster.PARAMETERS.stream()).toList();
@@ -63,6 +64,7 @@ public final class DispatchThroughput implements EndToEndBenchmark {
     public BenchResult run(BenchParams p) throws Exception {
         int tasks = p.getInt("tasks", 1);
         int warmup = p.getInt("warmup", 0);
+        int warmupRounds = p.getInt("warmupRounds", 1);
         int inflight = p.getInt("inflight", 1);
         NoopExecutor executor = new NoopExecutor();
         LocalCluster.Settings settings = LocalCluster.Settings.from(p, executor);
@@ -74,7 +76,7 @@ public final class DispatchThroughput implements EndToEndBenchmark {
             System.out.println("# " + name() + ": Redis " + cluster.persistence() + "; " + settings.workers()
                     + " workers x " + settings.cpuSlotsPerWorker() + " slots");
             int warmedUp = 0;
-            for (int round = 1; warmup > 0 && round <= Jit.MAX_WARMUP_ROUNDS; round++) {
+            for (int round = 1; warmup > 0 && round <= warmupRounds; round++) {
                 long jit = Jit.cpuMillis();
                 long t = runBatch(master, "dt-w" + round + "-", warmup, inflight);
                 warmedUp += warmup;
