@@ -489,7 +489,11 @@ public final class TaskLogManager implements AutoCloseable {
         Stripe stripe = stripeOf(taskId);
         try {
             stripe.executor.execute(() -> {
-                stripe.subscribe(follower);
+                try {
+                    stripe.subscribe(follower);
+                } catch (IOException e) {
+                    follower.terminate("cannot read the log file: " + e); // not thrown: its end lookup only ends followers
+                }
                 stripe.trim();
             });
         } catch (RejectedExecutionException closing) {
@@ -910,25 +914,44 @@ public final class TaskLogManager implements AutoCloseable {
             // Nothing of the task here: it may have ended silently on another master (a standby's
             // watcher abandons every end whose report went to the leader) or never run. Writing an
             // incomplete end would then contradict the record: ask the end lookup first.
+            askEndLookup(taskId, "abandon", end -> abandonLookedUp(taskId, finalState, note, end));
+        }
+
+        /** What to do with the end lookup's answer, on the task's I/O thread. */
+        @FunctionalInterface
+        private interface LookupAnswer {
+            void accept(LogRecord end) throws IOException;
+        }
+
+        /**
+         * Asks the end lookup about a task and hands its answer (null when it knows no end or
+         * failed) to {@code then} on this I/O thread: at once if it has answered already (no
+         * lookup configured), in call order; else once it answers. A manager closed meanwhile
+         * drops the answer: its close ends the followers.
+         */
+        private void askEndLookup(String taskId, String what, LookupAnswer then) throws IOException {
             CompletableFuture<LogRecord> lookup;
             try {
                 lookup = endLookup.endWithoutLog(taskId);
             } catch (RuntimeException e) {
                 lookup = CompletableFuture.failedFuture(e);
             }
-            if (lookup.isDone()) {
-                // Answered already (no lookup configured): go on now, in call order.
-                abandonLookedUp(taskId, finalState, note, lookup.isCompletedExceptionally() ? null : lookup.join());
+            if (lookup.isDone() && !lookup.isCompletedExceptionally()) {
+                then.accept(lookup.join());
                 return;
             }
-            lookup.whenComplete((known, failure) -> {
-                LogRecord end = failure == null ? known : null;
+            lookup.whenComplete((end, failure) -> {
+                if (failure != null) {
+                    log.warn("task {}: cannot tell whether it ended without a log ({}); {} as if it may still print",
+                            taskId, failure.toString(), what);
+                }
+                LogRecord answer = failure == null ? end : null;
                 try {
                     executor.execute(() -> {
                         try {
-                            abandonLookedUp(taskId, finalState, note, end);
+                            then.accept(answer);
                         } catch (IOException | RuntimeException e) {
-                            log.error("task {}: abandon of its log failed", taskId, e);
+                            log.error("task {}: {} of its log failed", taskId, what, e);
                         }
                         trim();
                     });
@@ -963,49 +986,27 @@ public final class TaskLogManager implements AutoCloseable {
          * known here, the end lookup is asked too whether the task ended without a log; if it did,
          * and nothing was written meanwhile, the follower is ended with the lookup's record.
          */
-        void subscribe(LogFollower follower) {
-            String taskId = follower.getTaskId();
-            TaskLogState st;
-            try {
-                st = state(taskId);
-            } catch (IOException e) {
-                follower.terminate("cannot read the log file: " + e);
+        void subscribe(LogFollower follower) throws IOException {
+            TaskLogState st = stateOrTerminate(follower);
+            if (st == null) {
                 return;
             }
             boolean lookUp = knowsNothing(st);
             attach(follower, st);
-            if (!lookUp) {
-                return;
+            if (lookUp) {
+                askEndLookup(follower.getTaskId(), "follow", end -> lookedUp(follower, end));
             }
-            CompletableFuture<LogRecord> lookup;
-            try {
-                lookup = endLookup.endWithoutLog(taskId);
-            } catch (RuntimeException e) {
-                lookup = CompletableFuture.failedFuture(e);
-            }
-            lookup.whenComplete((end, failure) -> {
-                if (failure != null) {
-                    log.warn("task {}: cannot tell whether it ended without a log ({}); its follower waits for the log",
-                            taskId, failure.toString());
-                    return;
-                }
-                if (end == null) {
-                    return;
-                }
-                try {
-                    executor.execute(() -> lookedUp(follower, end));
-                } catch (RejectedExecutionException closing) {
-                    // The manager's close ends the follower.
-                }
-            });
         }
 
-        /** The end lookup says the task ended without a log: end the follower if nothing came meanwhile. */
+        /**
+         * The end lookup answered for a new follower: if the task ended without a log and nothing
+         * came meanwhile, end the follower with the lookup's record; else it stays attached.
+         */
         private void lookedUp(LogFollower follower, LogRecord end) {
             TaskLogState st = states.get(follower.getTaskId());
             // A state is dropped from the cache only without followers: then this one has ended or
             // was closed. One that needs recovery met an I/O error: its follower waits.
-            if (st != null && !st.needsRecovery && knowsNothing(st) && st.followers.remove(follower)) {
+            if (end != null && st != null && !st.needsRecovery && knowsNothing(st) && st.followers.remove(follower)) {
                 follower.end(end);
             }
         }
@@ -1016,14 +1017,20 @@ public final class TaskLogManager implements AutoCloseable {
         }
 
         void attach(LogFollower follower) {
-            TaskLogState st;
+            TaskLogState st = stateOrTerminate(follower);
+            if (st != null) {
+                attach(follower, st);
+            }
+        }
+
+        /** The follower's task state, or null after ending the follower if its file cannot be read. */
+        private TaskLogState stateOrTerminate(LogFollower follower) {
             try {
-                st = state(follower.getTaskId());
+                return state(follower.getTaskId());
             } catch (IOException e) {
                 follower.terminate("cannot read the log file: " + e);
-                return;
+                return null;
             }
-            attach(follower, st);
         }
 
         private void attach(LogFollower follower, TaskLogState st) {
