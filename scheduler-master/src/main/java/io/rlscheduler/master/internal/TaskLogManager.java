@@ -18,8 +18,10 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * whose marker goes to the file with its first line, or with its end; an attempt that ends
  * complete without a line, on a task without a file, leaves no file at all (no write, no force).
  * Followers of such a task learn its end from this manager while it keeps the task's state, and
- * afterwards from the {@link EndLookup} (the master reads the task record, where the worker
+ * afterwards from the {@link RecordLookup} (the master reads the task record, where the worker
  * recorded how many lines the attempt printed). A started attempt's marker is written when its
  * state is dropped from the cache or the manager closes, so its number and trace id survive both;
  * a master that crashes before the attempt's first line loses them (its lines then come under
@@ -70,7 +72,12 @@ import org.slf4j.LoggerFactory;
  * number is a gap, which ends the batch there (the worker resends from the ack). The returned
  * value is the highest contiguous sequence number written, the value for {@code LogAck}.
  * Batches of an older epoch are stale (answered -1, nothing written); a batch of a newer epoch
- * starts that attempt.
+ * starts that attempt. What the manager knows of the current epoch comes from {@link #open}, or
+ * from the file; for a task with neither (its state dropped from the cache after a silent attempt,
+ * a restarted master), the first batch or completion asks the {@link RecordLookup} first, and
+ * every operation on the task waits for the answer: a worker cut off from the master that resends
+ * the lines of a fenced attempt then finds them stale, and its end too, instead of writing them
+ * (and a false end) into a task that ended without printing.
  *
  * <h2>Recovery</h2>
  * The file is the only durable state of the log (besides the task record's line count, which
@@ -97,7 +104,7 @@ import org.slf4j.LoggerFactory;
  * <h2>Durability of an ended attempt</h2>
  * An attempt that ends complete without a line, on a task without a file, has nothing to write or
  * force: its followers get their END_OF_STREAM at once. An {@link #abandon} of a task this manager
- * has neither a file nor a state for asks the {@link EndLookup} first, and writes nothing if the
+ * has neither a file nor a state for asks the {@link RecordLookup} first, and writes nothing if the
  * task ended that way (a standby's watcher abandons ends whose report went to the leader).
  * Otherwise, when an attempt ends ({@link #complete}, {@link #abandon}), its I/O thread writes the end marker
  * and closes the file, then hands the file to a sync thread ({@link Limits#syncThreads()} of them,
@@ -193,7 +200,7 @@ public final class TaskLogManager implements AutoCloseable {
     private final Stripe[] stripes;
     private final ThreadPoolExecutor[] syncers;
     private final FileForcer forcer;
-    private final EndLookup endLookup;
+    private final RecordLookup recordLookup;
     /** Per task, the last end whose file is not yet forced (followers that subscribe meanwhile wait for it). */
     private final ConcurrentHashMap<String, SyncTicket> unsynced = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor delivery;
@@ -219,21 +226,22 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public TaskLogManager(Path directory, Limits limits) {
-        this(directory, limits, EndLookup.NONE);
+        this(directory, limits, RecordLookup.NONE);
     }
 
     /**
-     * Creates a manager that asks {@code endLookup} how a task without a log file ended (see
-     * {@link #follow}).
+     * Creates a manager that asks {@code recordLookup} about tasks it holds neither a file nor a
+     * state for (see {@link RecordLookup}).
      *
-     * @param directory where the log files are; created if missing (on the calling thread)
-     * @param limits    its sizes
-     * @param endLookup asked when a follower subscribes to a task of which the manager has neither
-     *                  a file nor an attempt in memory
+     * @param directory    where the log files are; created if missing (on the calling thread)
+     * @param limits       its sizes
+     * @param recordLookup asked when a follower subscribes to, a batch or completion arrives for,
+     *                     or an abandon is asked of a task of which the manager has neither a file
+     *                     nor an attempt in memory
      * @throws UncheckedIOException if the directory cannot be created
      */
-    public TaskLogManager(Path directory, Limits limits, EndLookup endLookup) {
-        this(directory, limits, TaskLogManager::force, endLookup);
+    public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup) {
+        this(directory, limits, TaskLogManager::force, recordLookup);
     }
 
     /** Forces a file's data to disk. A seam for tests, which need to hold a force up. */
@@ -243,39 +251,54 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Tells how a task ended that has no log file: an attempt that ends complete without printing
-     * a line leaves no file, and once the manager no longer holds the task's state (dropped from
-     * the cache, or a restarted master) only the task's record can say that nothing more is to
-     * come. The master answers from Redis ({@code SchedulerMaster}).
+     * What a task's record tells the log manager about a task it holds neither a state nor a file
+     * for (dropped from the cache, a restarted or standby master): an attempt that ends complete
+     * without printing a line leaves no file, and an attempt the master started before it
+     * restarted is not known here. The master answers from Redis ({@code SchedulerMaster}).
+     * Followers of such a task learn from it whether the task ended with nothing to come; a log
+     * batch or completion for it waits for the answer, so that one of an attempt older than the
+     * record's newest is stale, as it is for a task whose state is cached.
      */
     @FunctionalInterface
-    public interface EndLookup {
+    public interface RecordLookup {
 
-        /** Knows nothing: followers of a task without a file wait for its log, as for a task not started. */
-        EndLookup NONE = taskId -> CompletableFuture.completedFuture(null);
+        /** Knows nothing: followers of a task without a file wait for its log, and its batches are written. */
+        RecordLookup NONE = taskId -> CompletableFuture.completedFuture(null);
 
         /**
-         * Returns the END_OF_STREAM record to give a follower of a task that has no log file, if
-         * the task has ended and none of its lines is on its way. Called on a log I/O thread: must
-         * return at once.
+         * Looks a task's record up. Called on a log I/O thread: must return at once.
          *
          * @param taskId the task
-         * @return completed with the record, or with null when the task may still write to its log
-         *         (not ended, or ended with lines not yet written); a failure counts as null
+         * @return completed with what the record tells, or with null when there is no record; a
+         *         failure counts as null
          */
-        CompletableFuture<LogRecord> endWithoutLog(String taskId);
+        CompletableFuture<Recorded> lookUp(String taskId);
+    }
+
+    /**
+     * What a task record tells the log manager ({@link RecordLookup}).
+     *
+     * @param epoch   the epoch of the task's newest attempt; -1 when it never started one
+     * @param attempt that attempt's number; 0 when none
+     * @param traceId the task's trace id, for the first line of a file; may be null
+     * @param end     the END_OF_STREAM record to give a follower of a task that has no log file,
+     *                when the task has ended and none of its lines is on its way; null when it may
+     *                still write to its log (not ended, or ended with lines not yet written). A
+     *                complete one means the newest attempt ended without printing a line.
+     */
+    public record Recorded(long epoch, int attempt, String traceId, LogRecord end) {
     }
 
     /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer) {
-        this(directory, limits, forcer, EndLookup.NONE);
+        this(directory, limits, forcer, RecordLookup.NONE);
     }
 
-    /** As {@link #TaskLogManager(Path, Limits, EndLookup)}, forcing files with {@code forcer}. */
-    TaskLogManager(Path directory, Limits limits, FileForcer forcer, EndLookup endLookup) {
+    /** As {@link #TaskLogManager(Path, Limits, RecordLookup)}, forcing files with {@code forcer}. */
+    TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup) {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.forcer = Objects.requireNonNull(forcer, "forcer");
-        this.endLookup = Objects.requireNonNull(endLookup, "endLookup");
+        this.recordLookup = Objects.requireNonNull(recordLookup, "recordLookup");
         try {
             this.directory = Files.createDirectories(Objects.requireNonNull(directory, "directory"))
                     .toAbsolutePath().normalize();
@@ -346,7 +369,7 @@ public final class TaskLogManager implements AutoCloseable {
         Objects.requireNonNull(traceId, "traceId");
         requireNotNegative(epoch, "epoch");
         requireNotNegative(attempt, "attempt");
-        return submit(taskId, stripe -> {
+        return submit(taskId, false, stripe -> {
             stripe.open(taskId, traceId, epoch, attempt);
             return null;
         });
@@ -400,7 +423,7 @@ public final class TaskLogManager implements AutoCloseable {
         } catch (RuntimeException invalid) {
             return CompletableFuture.failedFuture(invalid);
         }
-        return submit(taskId, stripe -> stripe.append(taskId, epoch, chunks));
+        return submit(taskId, true, stripe -> stripe.append(taskId, epoch, chunks));
     }
 
     /** Checks what can be checked of a chunk without reading its text: it is read on the I/O thread. */
@@ -438,7 +461,7 @@ public final class TaskLogManager implements AutoCloseable {
         requireNotNegative(epoch, "epoch");
         requireNotNegative(lastSequence, "lastSequence");
         Objects.requireNonNull(finalState, "finalState");
-        run(taskId, "complete", stripe -> stripe.complete(taskId, epoch, lastSequence, finalState));
+        run(taskId, "complete", true, stripe -> stripe.complete(taskId, epoch, lastSequence, finalState));
     }
 
     /**
@@ -460,7 +483,7 @@ public final class TaskLogManager implements AutoCloseable {
         Objects.requireNonNull(finalState, "finalState");
         String note = "the task ended without its worker reporting the end of its log; the log may be incomplete"
                 + (reason == null || reason.isBlank() ? "" : ": " + reason);
-        run(taskId, "abandon", stripe -> stripe.abandon(taskId, finalState, note));
+        run(taskId, "abandon", false, stripe -> stripe.abandon(taskId, finalState, note));
     }
 
     /**
@@ -468,7 +491,7 @@ public final class TaskLogManager implements AutoCloseable {
      * after attempt, then the lines written from then on, without gap or duplicate, then exactly
      * one END_OF_STREAM record: when the current attempt ends ({@link #complete}, {@link #abandon}),
      * at once after the replay if it has already ended, or when the follow or the manager is
-     * closed. A task without a log yet is waited for, unless the {@link EndLookup} says it ended
+     * closed. A task without a log yet is waited for, unless the {@link RecordLookup} says it ended
      * without one. The consumer runs on a delivery thread, never
      * concurrently with itself; see the class comment. Returns at once.
      *
@@ -596,16 +619,28 @@ public final class TaskLogManager implements AutoCloseable {
         return stripes[Math.floorMod(taskId.hashCode(), stripes.length)];
     }
 
-    private <T> CompletableFuture<T> submit(String taskId, StripeCall<T> call) {
+    /**
+     * Runs {@code call} on the task's I/O thread and completes the result with its value. It waits
+     * behind a lookup of the task's record in flight; with {@code lookUpFirst}, a call on a task
+     * the manager knows nothing of starts one (see {@link RecordLookup}).
+     */
+    private <T> CompletableFuture<T> submit(String taskId, boolean lookUpFirst, StripeCall<T> call) {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException("the task log manager is closed"));
         }
         Stripe stripe = stripeOf(taskId);
         CompletableFuture<T> result = new CompletableFuture<>();
-        try {
-            stripe.executor.execute(() -> {
+        Runnable op = new Runnable() {
+            @Override
+            public void run() {
+                if (stripe.parkIfLookingUp(taskId, this)) {
+                    return;
+                }
                 T value;
                 try {
+                    if (lookUpFirst && stripe.lookUpFirst(taskId, this)) {
+                        return;
+                    }
                     value = call.call(stripe);
                 } catch (IOException | RuntimeException e) {
                     log.warn("task {}: log write failed: {}", taskId, e.toString());
@@ -615,15 +650,18 @@ public final class TaskLogManager implements AutoCloseable {
                 }
                 stripe.trim();
                 result.complete(value);
-            });
+            }
+        };
+        try {
+            stripe.executor.execute(op);
         } catch (RejectedExecutionException closing) {
             result.completeExceptionally(new IllegalStateException("the task log manager is closed"));
         }
         return result;
     }
 
-    private void run(String taskId, String what, StripeAction action) {
-        submit(taskId, stripe -> {
+    private void run(String taskId, String what, boolean lookUpFirst, StripeAction action) {
+        submit(taskId, lookUpFirst, stripe -> {
             action.run(stripe);
             return null;
         }).whenComplete((ignored, failure) -> {
@@ -848,6 +886,10 @@ public final class TaskLogManager implements AutoCloseable {
         private byte[] scratch = new byte[64 * 1024];
         /** What {@link #skipLines} skipped. */
         private long linesSkipped;
+        /** Tasks whose record is being looked up before a batch or completion: the operations waiting for it. */
+        private final HashMap<String, ArrayDeque<Runnable>> lookingUp = new HashMap<>();
+        /** Set by {@link #closeAll}: no more lookups, the waiting operations run without one. */
+        private boolean closing;
 
         Stripe(int index, int maxOpenFiles, int maxCachedTasks) {
             this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -914,25 +956,29 @@ public final class TaskLogManager implements AutoCloseable {
             // Nothing of the task here: it may have ended silently on another master (a standby's
             // watcher abandons every end whose report went to the leader) or never run. Writing an
             // incomplete end would then contradict the record: ask the end lookup first.
-            askEndLookup(taskId, "abandon", end -> abandonLookedUp(taskId, finalState, note, end));
+            askRecord(taskId, "abandon", recorded -> abandonLookedUp(taskId, finalState, note, endOf(recorded)));
         }
 
-        /** What to do with the end lookup's answer, on the task's I/O thread. */
+        /** What to do with the record lookup's answer, on the task's I/O thread. */
         @FunctionalInterface
         private interface LookupAnswer {
-            void accept(LogRecord end) throws IOException;
+            void accept(Recorded recorded) throws IOException;
+        }
+
+        private static LogRecord endOf(Recorded recorded) {
+            return recorded == null ? null : recorded.end();
         }
 
         /**
-         * Asks the end lookup about a task and hands its answer (null when it knows no end or
-         * failed) to {@code then} on this I/O thread: at once if it has answered already (no
+         * Asks the record lookup about a task and hands its answer (null when there is no record,
+         * or it failed) to {@code then} on this I/O thread: at once if it has answered already (no
          * lookup configured), in call order; else once it answers. A manager closed meanwhile
-         * drops the answer: its close ends the followers.
+         * drops the answer: its close ends the followers and runs the operations waiting for it.
          */
-        private void askEndLookup(String taskId, String what, LookupAnswer then) throws IOException {
-            CompletableFuture<LogRecord> lookup;
+        private void askRecord(String taskId, String what, LookupAnswer then) throws IOException {
+            CompletableFuture<Recorded> lookup;
             try {
-                lookup = endLookup.endWithoutLog(taskId);
+                lookup = recordLookup.lookUp(taskId);
             } catch (RuntimeException e) {
                 lookup = CompletableFuture.failedFuture(e);
             }
@@ -940,12 +986,12 @@ public final class TaskLogManager implements AutoCloseable {
                 then.accept(lookup.join());
                 return;
             }
-            lookup.whenComplete((end, failure) -> {
+            lookup.whenComplete((recorded, failure) -> {
                 if (failure != null) {
-                    log.warn("task {}: cannot tell whether it ended without a log ({}); {} as if it may still print",
-                            taskId, failure.toString(), what);
+                    log.warn("task {}: cannot read its record ({}); {} as if it told nothing", taskId,
+                            failure.toString(), what);
                 }
-                LogRecord answer = failure == null ? end : null;
+                Recorded answer = failure == null ? recorded : null;
                 try {
                     executor.execute(() -> {
                         try {
@@ -956,12 +1002,86 @@ public final class TaskLogManager implements AutoCloseable {
                         trim();
                     });
                 } catch (RejectedExecutionException closing) {
-                    // The manager's close ends the followers.
+                    // The manager's close ends the followers and ran the waiting operations.
                 }
             });
         }
 
-        /** Abandon of a task the manager knew nothing of, once the end lookup answered. */
+        /**
+         * Parks {@code op} if its task's record is being looked up: it runs, in call order with
+         * the others parked, once the answer is in. Returns whether it was parked.
+         */
+        boolean parkIfLookingUp(String taskId, Runnable op) {
+            ArrayDeque<Runnable> waiting = lookingUp.get(taskId);
+            if (waiting == null) {
+                return false;
+            }
+            waiting.add(op);
+            return true;
+        }
+
+        /**
+         * Before a batch or completion of a task the manager knows nothing of (no file, no attempt
+         * in memory) and has not looked up since its state was created: asks the task's record
+         * and parks {@code op}, with every later operation on the task, until the answer is in.
+         * Returns whether it did (then {@code op} runs later).
+         */
+        boolean lookUpFirst(String taskId, Runnable op) throws IOException {
+            if (closing) {
+                return false;
+            }
+            TaskLogState st = state(taskId);
+            if (!knowsNothing(st) || st.recordLookedUp) {
+                return false;
+            }
+            ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+            waiting.add(op);
+            lookingUp.put(taskId, waiting);
+            askRecord(taskId, "the log write", recorded -> recordLookedUp(taskId, recorded));
+            return true;
+        }
+
+        /**
+         * The record lookup answered for a batch or completion: starts the record's newest
+         * attempt here, as {@link #open} would have (so that batches of older epochs are stale),
+         * or, if the task ended with that attempt printing nothing, records that silent end (so
+         * that every batch is stale or beyond its last line); then runs the parked operations.
+         */
+        private void recordLookedUp(String taskId, Recorded recorded) {
+            try {
+                TaskLogState st = state(taskId);
+                st.recordLookedUp = true;
+                if (recorded != null && knowsNothing(st)) {
+                    LogRecord end = recorded.end();
+                    if (end != null && end.isComplete()) {
+                        st.startAttempt(Math.max(recorded.epoch(), end.getEpoch()), end.getAttempt());
+                        st.ended = end;
+                        st.sequenceLimit = 0;
+                    } else if (recorded.epoch() >= 0) {
+                        startAttempt(st, recorded.epoch(), recorded.attempt(),
+                                recorded.traceId() == null ? UNKNOWN_TRACE_ID : recorded.traceId());
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // The parked operations meet the same error and answer it.
+                log.warn("task {}: cannot apply its record to its log state: {}", taskId, e.toString());
+            } finally {
+                runParked(taskId);
+            }
+        }
+
+        /** Runs the operations parked for a task's lookup, in call order. */
+        private void runParked(String taskId) {
+            ArrayDeque<Runnable> waiting = lookingUp.remove(taskId);
+            if (waiting != null) {
+                // An operation that asks again parks the rest behind it, still in order.
+                for (Runnable op : waiting) {
+                    op.run();
+                }
+            }
+        }
+
+        /** Abandon of a task the manager knew nothing of, once the record lookup answered. */
         private void abandonLookedUp(String taskId, String finalState, String note, LogRecord end) throws IOException {
             TaskLogState st = state(taskId);
             if (st.ended != null) {
@@ -994,7 +1114,7 @@ public final class TaskLogManager implements AutoCloseable {
             boolean lookUp = knowsNothing(st);
             attach(follower, st);
             if (lookUp) {
-                askEndLookup(follower.getTaskId(), "follow", end -> lookedUp(follower, end));
+                askRecord(follower.getTaskId(), "follow", recorded -> lookedUp(follower, endOf(recorded)));
             }
         }
 
@@ -1053,6 +1173,10 @@ public final class TaskLogManager implements AutoCloseable {
         }
 
         void closeAll() {
+            closing = true;
+            for (String taskId : new ArrayList<>(lookingUp.keySet())) {
+                runParked(taskId);
+            }
             for (TaskLogState st : states.values()) {
                 if (st.markerPending && st.ended == null) {
                     writePendingMarker(st); // as when dropped from the cache: the file outlives the state
@@ -1263,7 +1387,7 @@ public final class TaskLogManager implements AutoCloseable {
             boolean written = false;
             // An attempt that ended complete without a line, on a task with no file: nothing to
             // write or force. The task record says how it ended (and that it printed nothing),
-            // which is what followers are told once this state is gone (EndLookup). An abandoned
+            // which is what followers are told once this state is gone (RecordLookup). An abandoned
             // end is written even then: it carries the reason, and it is rare.
             boolean silent = complete && st.markerPending && st.length == 0;
             if (!silent) {

@@ -48,6 +48,12 @@ final class TaskLogState {
     /** The trace id for the file's first line, kept while the marker is pending. */
     String traceId;
 
+    /**
+     * The task's record was looked up for this state (see {@code TaskLogManager.RecordLookup}):
+     * not asked again while the state is cached, even if the record told nothing.
+     */
+    boolean recordLookedUp;
+
     /** The open append channel, or null while closed. */
     FileChannel writer;
 

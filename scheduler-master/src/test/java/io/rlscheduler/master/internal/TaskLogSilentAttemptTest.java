@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.LogFixtures.Recorder;
+import io.rlscheduler.master.internal.TaskLogManager.Recorded;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -23,8 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An attempt's marker goes to the file with its first line: an attempt that ends complete without
- * a line, on a task without a file, leaves no file and needs no force; followers of a task the
- * manager knows nothing of ask the end lookup.
+ * a line, on a task without a file, leaves no file and needs no force; followers, batches and
+ * completions of a task the manager knows nothing of ask the record lookup.
  */
 class TaskLogSilentAttemptTest {
 
@@ -35,7 +36,8 @@ class TaskLogSilentAttemptTest {
 
     private TaskLogManager logs;
     private final List<String> forced = new CopyOnWriteArrayList<>();
-    private final Map<String, CompletableFuture<LogRecord>> lookups = new ConcurrentHashMap<>();
+    /** Every lookup asked, per task, in order; each answered by the test. */
+    private final Map<String, List<CompletableFuture<Recorded>>> lookups = new ConcurrentHashMap<>();
 
     @AfterEach
     void stop() {
@@ -47,12 +49,36 @@ class TaskLogSilentAttemptTest {
     private void start(int maxCachedTasks) {
         logs = new TaskLogManager(dir, new TaskLogManager.Limits(1, 16, maxCachedTasks, 64, 1),
                 file -> forced.add(file.getFileName().toString()),
-                taskId -> lookups.computeIfAbsent(taskId, id -> new CompletableFuture<>()));
+                taskId -> {
+                    CompletableFuture<Recorded> lookup = new CompletableFuture<>();
+                    lookups.computeIfAbsent(taskId, id -> new CopyOnWriteArrayList<>()).add(lookup);
+                    return lookup;
+                });
     }
 
-    private CompletableFuture<LogRecord> lookupOf(String taskId) {
-        await().atMost(WAIT).until(() -> lookups.containsKey(taskId));
-        return lookups.get(taskId);
+    /** The task's first lookup, once asked. */
+    private CompletableFuture<Recorded> lookupOf(String taskId) {
+        return lookupOf(taskId, 0);
+    }
+
+    /** The task's lookup number {@code n} (from 0), once asked. */
+    private CompletableFuture<Recorded> lookupOf(String taskId, int n) {
+        await().atMost(WAIT).until(() -> lookups.getOrDefault(taskId, List.of()).size() > n);
+        return lookups.get(taskId).get(n);
+    }
+
+    private int lookupsOf(String taskId) {
+        return lookups.getOrDefault(taskId, List.of()).size();
+    }
+
+    /** What the record of a task tells that ended with {@code end}, its last attempt printing nothing. */
+    private static Recorded silent(LogRecord end) {
+        return new Recorded(end.getEpoch(), end.getAttempt(), "tr", end);
+    }
+
+    /** What the record of a task tells whose newest attempt runs. */
+    private static Recorded running(long epoch, int attempt, String traceId) {
+        return new Recorded(epoch, attempt, traceId, null);
     }
 
     @Test
@@ -88,7 +114,7 @@ class TaskLogSilentAttemptTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("gone", recorder);
         LogRecord told = LogRecord.endOfStream("gone", 2, 9, "SUCCEEDED", true, null);
-        lookupOf("gone").complete(told);
+        lookupOf("gone").complete(silent(told));
 
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end).isEqualTo(told);
@@ -114,13 +140,16 @@ class TaskLogSilentAttemptTest {
     }
 
     @Test
-    void linesWrittenBeforeTheLookupAnswersWinOverItsEnd() {
+    void linesWrittenBeforeTheFollowersLookupAnswersWinOverItsEnd() {
         start(1024);
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t3", recorder);
-        CompletableFuture<LogRecord> lookup = lookupOf("t3");
-        assertThat(await(logs.append("t3", 7, lines(1, 1)))).isEqualTo(1);
-        lookup.complete(LogRecord.endOfStream("t3", 1, 7, "SUCCEEDED", true, null)); // stale by now
+        CompletableFuture<Recorded> lookup = lookupOf("t3");
+        // The batch asks the record too (the manager knows nothing of the task), and is written once it answers.
+        CompletableFuture<Long> first = logs.append("t3", 7, lines(1, 1));
+        lookupOf("t3", 1).complete(running(7, 1, "tr"));
+        assertThat(await(first)).isEqualTo(1);
+        lookup.complete(silent(LogRecord.endOfStream("t3", 1, 7, "SUCCEEDED", true, null))); // stale by now
         // Queued behind the lookup's answer on the one I/O thread: handled after it.
         assertThat(await(logs.append("t3", 7, lines(2, 2)))).isEqualTo(2);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
@@ -150,7 +179,7 @@ class TaskLogSilentAttemptTest {
         // A standby's watcher abandons an end whose report went to the leader.
         logs.abandon("t8", "SUCCEEDED", "no report from the worker");
         LogRecord told = LogRecord.endOfStream("t8", 1, 7, "SUCCEEDED", true, null);
-        lookupOf("t8").complete(told);
+        lookupOf("t8").complete(silent(told));
         Recorder recorder = new Recorder();
         LogRecord end = LogFixtures.await(logs.follow("t8", recorder).whenEnded());
         assertThat(end).isEqualTo(told);
@@ -164,7 +193,8 @@ class TaskLogSilentAttemptTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t9", recorder);
         logs.abandon("t9", "FAILED", "reaped");
-        lookupOf("t9").complete(null);
+        lookupOf("t9").complete(null); // the follower's
+        lookupOf("t9", 1).complete(null); // the abandon's
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.isComplete()).isFalse();
         assertThat(end.getNote()).contains("reaped");
@@ -213,5 +243,81 @@ class TaskLogSilentAttemptTest {
         logs.close();
         assertThat(fileLines(dir.resolve("t6.log"))).containsExactly("TRACE_ID:trace-6", "##RLS_ATTEMPT attempt=1 epoch=7");
         assertThat(dir.resolve("t7.log")).as("ended: nothing to keep").doesNotExist();
+    }
+
+    @Test
+    void aFencedAttemptsResentLinesAndEndAreStaleOnceATaskThatEndedSilentlyIsDroppedFromTheCache() {
+        start(1);
+        await(logs.open("t10", "tr", 9, 2));
+        logs.complete("t10", 9, 0, "SUCCEEDED");
+        await(logs.open("other", "tr", 5, 1)); // t10's state is dropped: nothing of it is left here
+        // Attempt 1 (epoch 7) ran on a worker cut off from the master, which now resends its lines and end.
+        CompletableFuture<Long> resent = logs.append("t10", 7, lines(1, 2));
+        LogRecord told = LogRecord.endOfStream("t10", 2, 9, "SUCCEEDED", true, null);
+        lookupOf("t10").complete(silent(told));
+        assertThat(await(resent)).as("stale").isEqualTo(-1);
+        logs.complete("t10", 7, 2, "FAILED");
+        Recorder recorder = new Recorder();
+        assertThat(LogFixtures.await(logs.follow("t10", recorder).whenEnded())).isEqualTo(told);
+        assertThat(recorder.lineCount()).isZero();
+        assertThat(dir.resolve("t10.log")).doesNotExist();
+        assertThat(forced).isEmpty();
+        assertThat(lookupsOf("t10")).as("asked once; the follower found the state").isEqualTo(1);
+    }
+
+    @Test
+    void aRestartedManagerStartsTheRecordsNewestAttemptSoThatOlderBatchesAreStale() {
+        start(1024);
+        CompletableFuture<Long> old = logs.append("t11", 7, lines(1, 1));
+        CompletableFuture<Long> current = logs.append("t11", 9, lines(1, 2));
+        lookupOf("t11").complete(running(9, 2, "trace-11"));
+        assertThat(await(old)).isEqualTo(-1);
+        assertThat(await(current)).isEqualTo(2);
+        logs.complete("t11", 7, 1, "FAILED"); // stale as well
+        logs.complete("t11", 9, 2, "SUCCEEDED");
+        assertThat(LogFixtures.await(logs.follow("t11", new Recorder()).whenEnded()).isComplete()).isTrue();
+        assertThat(fileLines(dir.resolve("t11.log"))).containsExactly("TRACE_ID:trace-11",
+                "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2", "##RLS_END state=SUCCEEDED complete=true last=2");
+        assertThat(lookupsOf("t11")).isEqualTo(1);
+    }
+
+    @Test
+    void everyOperationOnATaskWaitsInOrderForItsLookup() {
+        start(1024);
+        CompletableFuture<Long> first = logs.append("t12", 7, lines(1, 1));
+        CompletableFuture<Void> open = logs.open("t12", "tr", 9, 2);
+        CompletableFuture<Long> afterOpen = logs.append("t12", 7, lines(2, 2));
+        CompletableFuture<Recorded> lookup = lookupOf("t12");
+        await(logs.open("t13", "tr", 1, 1)); // the one I/O thread has handled all of the above
+        assertThat(first).isNotDone();
+        assertThat(open).isNotDone();
+        assertThat(afterOpen).isNotDone();
+        lookup.complete(running(7, 1, "tr"));
+        assertThat(await(first)).isEqualTo(1);
+        await(open);
+        assertThat(await(afterOpen)).as("the attempt of epoch 9 started before it").isEqualTo(-1);
+        assertThat(fileLines(dir.resolve("t12.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
+                "line-1");
+    }
+
+    @Test
+    void aBatchIsWrittenWhenTheLookupFails() {
+        start(1024);
+        CompletableFuture<Long> batch = logs.append("t14", 7, lines(1, 2));
+        lookupOf("t14").completeExceptionally(new IllegalStateException("Redis is away"));
+        assertThat(await(batch)).isEqualTo(2);
+        assertThat(fileLines(dir.resolve("t14.log"))).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7",
+                "line-1", "line-2");
+    }
+
+    @Test
+    void closeRunsTheOperationsWaitingForALookup() {
+        start(1024);
+        CompletableFuture<Long> batch = logs.append("t15", 7, lines(1, 1));
+        lookupOf("t15");
+        logs.close();
+        assertThat(await(batch)).isEqualTo(1);
+        assertThat(fileLines(dir.resolve("t15.log"))).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7",
+                "line-1");
     }
 }
