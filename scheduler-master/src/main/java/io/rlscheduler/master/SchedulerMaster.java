@@ -166,7 +166,7 @@ public final class SchedulerMaster implements AutoCloseable {
             core = LeaseCore.create(client, options);
             logs = new TaskLogManager(config.logDirectory, TaskLogManager.Limits.defaults(), this::lookUpForLogs);
             dispatcher = new Dispatcher(core, this::currentLeadership, registry,
-                    (id, trace, epoch, attempt) -> logs.open(id, trace, epoch, attempt), config.dispatchBatch);
+                    logs::openAll, config.dispatchBatch);
             watcher = new TaskWatcher(core, dispatcher, logs);
             watcher.start();
             MasterContext context = new MasterContext(masterId, config.secret, options, registry, dispatcher, logs, watcher,

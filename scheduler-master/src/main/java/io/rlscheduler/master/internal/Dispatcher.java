@@ -62,11 +62,11 @@ public final class Dispatcher {
     private final AtomicLong claimedOnSubmit = new AtomicLong();
     private volatile boolean stopped;
 
-    /** Opens a task's log file when an attempt is dispatched. */
+    /** Starts the logs of the attempts a claim dispatches to one worker. */
     @FunctionalInterface
     public interface LogOpener {
-        /** Called before the attempt is sent; must not block. */
-        void open(String taskId, String traceId, long epoch, int attempt);
+        /** Called before the attempts are sent; must not block. */
+        void openAll(List<TaskLogManager.AttemptStart> starts);
     }
 
     /**
@@ -337,10 +337,11 @@ public final class Dispatcher {
             return;
         }
         List<ExecuteTask> batch = new ArrayList<>(result.getAssignments().size());
+        List<TaskLogManager.AttemptStart> starts = new ArrayList<>(result.getAssignments().size());
         for (Assignment a : result.getAssignments()) {
             try {
                 ExecuteTask msg = SpecReader.executeTask(a);
-                logs.open(a.getTaskId(), msg.getTraceId(), a.getEpoch(), a.getAttempt());
+                starts.add(new TaskLogManager.AttemptStart(a.getTaskId(), msg.getTraceId(), a.getEpoch(), a.getAttempt()));
                 batch.add(msg);
             } catch (java.io.IOException | RuntimeException e) {
                 // The assignment stays ASSIGNED; the reaper re-queues it after its ack deadline.
@@ -348,6 +349,13 @@ public final class Dispatcher {
             }
         }
         if (!batch.isEmpty()) {
+            try {
+                logs.openAll(starts);
+            } catch (RuntimeException e) {
+                // Task ids and epochs come from the claim script: this would be a bug. The lines
+                // still reach the log: a batch of an attempt not started here starts it.
+                log.error("cannot start the logs of {} tasks for {}: {}", starts.size(), worker.getWorkerId(), e.toString());
+            }
             send(worker, batch);
         }
     }

@@ -22,9 +22,11 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -375,6 +377,47 @@ public final class TaskLogManager implements AutoCloseable {
         });
     }
 
+    /** An attempt being dispatched, for {@link #openAll}: the arguments of {@link #open}. */
+    public record AttemptStart(String taskId, String traceId, long epoch, int attempt) {
+    }
+
+    /**
+     * Starts the logs of several attempts, each as {@link #open} does, with one hand-off to each
+     * I/O thread concerned instead of one per attempt (a dispatch round starts dozens). Returns at
+     * once; a start that fails is logged, as nothing waits for it. Checks every start before any
+     * is made.
+     *
+     * @param starts the attempts
+     * @throws IllegalArgumentException as {@link #open}, for any of them
+     */
+    public void openAll(List<AttemptStart> starts) {
+        for (AttemptStart start : starts) {
+            pathOf(start.taskId());
+            Objects.requireNonNull(start.traceId(), "traceId");
+            requireNotNegative(start.epoch(), "epoch");
+            requireNotNegative(start.attempt(), "attempt");
+        }
+        if (closed.get()) {
+            log.debug("{} log starts after the log manager closed: ignored", starts.size());
+            return;
+        }
+        Map<Stripe, List<Runnable>> byStripe = new IdentityHashMap<>();
+        for (AttemptStart start : starts) {
+            Stripe stripe = stripeOf(start.taskId());
+            byStripe.computeIfAbsent(stripe, s -> new ArrayList<>()).add(operation(stripe, start.taskId(), false, s -> {
+                s.open(start.taskId(), start.traceId(), start.epoch(), start.attempt());
+                return null;
+            }, new CompletableFuture<>()));
+        }
+        byStripe.forEach((stripe, operations) -> {
+            try {
+                stripe.executor.execute(() -> operations.forEach(Runnable::run));
+            } catch (RejectedExecutionException closing) {
+                log.debug("{} log starts after the log manager closed: ignored", operations.size());
+            }
+        });
+    }
+
     /**
      * Writes a batch of a task's output lines, given one message per line (protocol minor 0): as
      * {@link #appendChunks} with the lines made into chunks ({@link LogChunks#fromLines}). Returns
@@ -630,7 +673,18 @@ public final class TaskLogManager implements AutoCloseable {
         }
         Stripe stripe = stripeOf(taskId);
         CompletableFuture<T> result = new CompletableFuture<>();
-        Runnable op = new Runnable() {
+        try {
+            stripe.executor.execute(operation(stripe, taskId, lookUpFirst, call, result));
+        } catch (RejectedExecutionException closing) {
+            result.completeExceptionally(new IllegalStateException("the task log manager is closed"));
+        }
+        return result;
+    }
+
+    /** {@code call} as one operation on the task's I/O thread, completing {@code result} (see {@link #submit}). */
+    private <T> Runnable operation(Stripe stripe, String taskId, boolean lookUpFirst, StripeCall<T> call,
+                                   CompletableFuture<T> result) {
+        return new Runnable() {
             @Override
             public void run() {
                 if (stripe.parkIfLookingUp(taskId, this)) {
@@ -652,12 +706,6 @@ public final class TaskLogManager implements AutoCloseable {
                 result.complete(value);
             }
         };
-        try {
-            stripe.executor.execute(op);
-        } catch (RejectedExecutionException closing) {
-            result.completeExceptionally(new IllegalStateException("the task log manager is closed"));
-        }
-        return result;
     }
 
     private void run(String taskId, String what, boolean lookUpFirst, StripeAction action) {
@@ -1029,6 +1077,10 @@ public final class TaskLogManager implements AutoCloseable {
         boolean lookUpFirst(String taskId, Runnable op) throws IOException {
             if (closing) {
                 return false;
+            }
+            TaskLogState cached = states.get(taskId);
+            if (cached != null && !cached.needsRecovery && (!knowsNothing(cached) || cached.recordLookedUp)) {
+                return false; // the usual case, without the file check of state(): the operation makes it
             }
             TaskLogState st = state(taskId);
             if (!knowsNothing(st) || st.recordLookedUp) {
@@ -1523,12 +1575,12 @@ public final class TaskLogManager implements AutoCloseable {
             if (st.writer != null) {
                 return st.writer.size();
             }
-            try {
-                return Files.readAttributes(st.path, java.nio.file.attribute.BasicFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS).size();
-            } catch (java.nio.file.NoSuchFileException e) {
-                return 0;
-            }
+            // java.io.File.length: 0 for a missing file, which most tasks have (an attempt that
+            // prints nothing makes none), without the exception that Files.readAttributes throws
+            // (and builds a stack trace for) on every such call. It follows links, as recover's
+            // exists() does; a file that cannot be read counts as missing, and the write that comes
+            // next meets the error.
+            return st.path.toFile().length();
         }
 
         /**

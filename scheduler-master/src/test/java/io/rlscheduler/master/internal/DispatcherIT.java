@@ -47,7 +47,7 @@ class DispatcherIT {
         WorkerRegistry registry = new WorkerRegistry();
         channel = new EmbeddedChannel();
         registry.add(new ConnectedWorker("w1", "s1", Map.of(), channel));
-        dispatcher = new Dispatcher(core, () -> leader, registry, (taskId, traceId, epoch, attempt) -> { }, 16);
+        dispatcher = new Dispatcher(core, () -> leader, registry, starts -> { }, 16);
     }
 
     @AfterEach

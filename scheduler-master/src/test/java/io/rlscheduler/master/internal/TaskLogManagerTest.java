@@ -65,6 +65,31 @@ class TaskLogManagerTest {
         assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1");
     }
 
+    @Test
+    void openAllStartsEachAttemptAsOpenDoes() {
+        List<TaskLogManager.AttemptStart> starts = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            starts.add(new TaskLogManager.AttemptStart("t" + i, "trace-" + i, 10 + i, i + 1));
+        }
+        logs.openAll(starts);
+        for (int i = 0; i < 6; i++) {
+            assertThat(await(logs.append("t" + i, 9, lines(1, 1)))).as("older than the started attempt").isEqualTo(-1);
+            assertThat(await(logs.append("t" + i, 10 + i, lines(1, 2)))).isEqualTo(2);
+            assertThat(file("t" + i)).containsExactly("TRACE_ID:trace-" + i,
+                    "##RLS_ATTEMPT attempt=" + (i + 1) + " epoch=" + (10 + i), "line-1", "line-2");
+        }
+    }
+
+    @Test
+    void openAllWithOneInvalidStartStartsNone() {
+        List<TaskLogManager.AttemptStart> starts = List.of(new TaskLogManager.AttemptStart("good", "trace-g", 7, 2),
+                new TaskLogManager.AttemptStart("../escape", "trace-e", 7, 1));
+        assertThatThrownBy(() -> logs.openAll(starts)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(await(logs.append("good", 7, lines(1, 1)))).isEqualTo(1);
+        assertThat(file("good")).as("not started by openAll: a batch of an unknown attempt starts it")
+                .containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7", "line-1");
+    }
+
     private static LogChunk chunk(long first, String text) {
         return chunk(first, LogStream.LOG_STREAM_STDOUT, text);
     }

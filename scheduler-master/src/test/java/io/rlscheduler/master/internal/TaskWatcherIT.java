@@ -59,7 +59,7 @@ class TaskWatcherIT {
         client = RedisClient.create(redis.getUri());
         core = LeaseCore.create(client, options);
         logs = new TaskLogManager(dir);
-        Dispatcher dispatcher = new Dispatcher(core, () -> null, new WorkerRegistry(), (id, trace, epoch, attempt) -> { }, 16);
+        Dispatcher dispatcher = new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16);
         watcher = new TaskWatcher(core, dispatcher, logs);
         watcher.addListener(event -> seen.add(event.getTaskId() + ":" + event.getTo()));
         watcher.start();
