@@ -28,6 +28,9 @@ import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
 import io.rlscheduler.protocol.RejectReason;
+import io.rlscheduler.protocol.TaskReportStatus;
+import io.rlscheduler.protocol.TaskStatusAck;
+import io.rlscheduler.protocol.TaskStatusReport;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
@@ -237,6 +240,41 @@ class MasterHandshakeIT {
         awaitLogAck(c, "t-both", 1);
         assertThat(Files.readAllLines(file, StandardCharsets.UTF_8))
                 .containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=1", "the real line 1");
+    }
+
+    @Test
+    void reportsEndTheirLogsAndAnOutOfRangeOneIsRefused() throws Exception {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1", 0)));
+        awaitAccepted(c);
+        for (String task : List.of("t-a", "t-b")) {
+            c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId(task).setEpoch(3)
+                    .addLines(line(1, LogStream.LOG_STREAM_STDOUT, "one"))
+                    .addLines(line(2, LogStream.LOG_STREAM_STDOUT, "two")).build());
+            awaitLogAck(c, task, 2);
+        }
+        for (String task : List.of("t-a", "t-b")) {
+            c.channel.write(TaskStatusReport.newBuilder().setTaskId(task).setEpoch(3).setAttempt(1)
+                    .setStatus(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED).setLastLogSequence(2).build());
+        }
+        c.channel.write(TaskStatusReport.newBuilder().setTaskId("t-c").setEpoch(3).setAttempt(1)
+                .setStatus(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED).setLastLogSequence(-1).build()); // 2^64 - 1
+        c.channel.flush();
+        await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().filter(m -> m instanceof TaskStatusAck).count() == 2);
+        for (String task : List.of("t-a", "t-b")) {
+            Path file = dir.resolve("logs").resolve(task + ".log");
+            await().atMost(Duration.ofSeconds(10)).until(() -> Files.readAllLines(file, StandardCharsets.UTF_8).size() == 5);
+            assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactly("TRACE_ID:unknown",
+                    "##RLS_ATTEMPT attempt=0 epoch=3", "one", "two", "##RLS_END state=SUCCEEDED complete=true last=2");
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof ErrorReply));
+        assertThat(c.received).filteredOn(m -> m instanceof ErrorReply).singleElement()
+                .isInstanceOfSatisfying(ErrorReply.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_REQUEST);
+                    assertThat(e.getTaskId()).isEqualTo("t-c");
+                    assertThat(e.getOffendingType()).isEqualTo(MessageType.TASK_STATUS.getCode());
+                });
+        assertThat(c.received).noneMatch(m -> m instanceof TaskStatusAck ack && ack.getTaskId().equals("t-c"));
+        assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
     }
 
     private static LogLine line(long sequence, LogStream stream, String text) {

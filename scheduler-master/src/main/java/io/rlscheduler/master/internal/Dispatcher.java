@@ -353,7 +353,8 @@ public final class Dispatcher {
                 logs.openAll(starts);
             } catch (RuntimeException e) {
                 // Task ids and epochs come from the claim script: this would be a bug. The lines
-                // still reach the log: a batch of an attempt not started here starts it.
+                // still reach the log: a batch of an attempt not started here starts it (after the
+                // log manager read the task's record).
                 log.error("cannot start the logs of {} tasks for {}: {}", starts.size(), worker.getWorkerId(), e.toString());
             }
             send(worker, batch);

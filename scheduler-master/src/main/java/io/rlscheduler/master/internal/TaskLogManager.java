@@ -41,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,8 +65,9 @@ import org.slf4j.LoggerFactory;
  * a master that crashes before the attempt's first line loses them (its lines then come under
  * {@code attempt=0} and {@code TRACE_ID:unknown}, as for any attempt a restarted master did not open).
  * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
- * (no '/', never '.' or '..'), checked before anything touches the disk; symbolic links are never
- * followed.
+ * (no '/', never '.' or '..'), checked before anything touches the disk; files are created,
+ * written, read, cut and forced without following symbolic links (only the size check that notices
+ * another master's writes follows one, and a link then makes the task's next write fail).
  *
  * <h2>Exactly once, in order</h2>
  * Sequence numbers are per attempt, from 1, without gaps. For the task's current epoch,
@@ -76,10 +78,13 @@ import org.slf4j.LoggerFactory;
  * Batches of an older epoch are stale (answered -1, nothing written); a batch of a newer epoch
  * starts that attempt. What the manager knows of the current epoch comes from {@link #open}, or
  * from the file; for a task with neither (its state dropped from the cache after a silent attempt,
- * a restarted master), the first batch or completion asks the {@link RecordLookup} first, and
- * every operation on the task waits for the answer: a worker cut off from the master that resends
- * the lines of a fenced attempt then finds them stale, and its end too, instead of writing them
- * (and a false end) into a task that ended without printing.
+ * a restarted master), the first batch, completion or abandon asks the {@link RecordLookup} first,
+ * and the batches, completions, starts and abandons that come for the task meanwhile wait for the
+ * answer, in call order (followers do not: they ask on their own). The record's newest attempt is
+ * then started as {@link #open} would have: a worker cut off from the master that resends the
+ * lines of a fenced attempt finds them stale, and its end too, instead of writing them (and a
+ * false end) into a task that ended without printing. A lookup that fails, or takes over 5 s,
+ * counts as telling nothing: the batch is written as without one.
  *
  * <h2>Recovery</h2>
  * The file is the only durable state of the log (besides the task record's line count, which
@@ -146,6 +151,12 @@ public final class TaskLogManager implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TaskLogManager.class);
     private static final long CLOSE_TIMEOUT_MILLIS = 10_000;
     private static final long STALE = -1;
+    /**
+     * How long a record lookup may take before the operations waiting for it go on as if it told
+     * nothing (a batch is then written, as without a lookup): a Redis stall must not hold a task's
+     * log up for the client's whole command timeout.
+     */
+    private static final long LOOKUP_TIMEOUT_MILLIS = 5_000;
 
     /**
      * Sizes of a manager.
@@ -397,15 +408,35 @@ public final class TaskLogManager implements AutoCloseable {
             requireNotNegative(start.epoch(), "epoch");
             requireNotNegative(start.attempt(), "attempt");
         }
+        handOff(starts, "log start", AttemptStart::taskId, false,
+                (stripe, start) -> stripe.open(start.taskId(), start.traceId(), start.epoch(), start.attempt()));
+    }
+
+    @FunctionalInterface
+    private interface StripeItemAction<T> {
+        void run(Stripe stripe, T item) throws IOException;
+    }
+
+    /**
+     * Runs {@code action} for each item as one operation on its task's I/O thread (see
+     * {@link #submit}), with one hand-off per I/O thread: the operations of one thread run in list
+     * order. A failure is logged; nothing waits for them.
+     */
+    private <T> void handOff(List<T> items, String what, Function<T, String> taskIdOf, boolean lookUpFirst,
+                             StripeItemAction<T> action) {
+        if (items.isEmpty()) {
+            return;
+        }
         if (closed.get()) {
-            log.debug("{} log starts after the log manager closed: ignored", starts.size());
+            log.debug("{} x {} after the log manager closed: ignored", items.size(), what);
             return;
         }
         Map<Stripe, List<Runnable>> byStripe = new IdentityHashMap<>();
-        for (AttemptStart start : starts) {
-            Stripe stripe = stripeOf(start.taskId());
-            byStripe.computeIfAbsent(stripe, s -> new ArrayList<>()).add(operation(stripe, start.taskId(), false, s -> {
-                s.open(start.taskId(), start.traceId(), start.epoch(), start.attempt());
+        for (T item : items) {
+            String taskId = taskIdOf.apply(item);
+            Stripe stripe = stripeOf(taskId);
+            byStripe.computeIfAbsent(stripe, s -> new ArrayList<>()).add(operation(stripe, taskId, lookUpFirst, s -> {
+                action.run(s, item);
                 return null;
             }, new CompletableFuture<>()));
         }
@@ -413,7 +444,7 @@ public final class TaskLogManager implements AutoCloseable {
             try {
                 stripe.executor.execute(() -> operations.forEach(Runnable::run));
             } catch (RejectedExecutionException closing) {
-                log.debug("{} log starts after the log manager closed: ignored", operations.size());
+                log.debug("{} x {} after the log manager closed: ignored", operations.size(), what);
             }
         });
     }
@@ -526,7 +557,7 @@ public final class TaskLogManager implements AutoCloseable {
         Objects.requireNonNull(finalState, "finalState");
         String note = "the task ended without its worker reporting the end of its log; the log may be incomplete"
                 + (reason == null || reason.isBlank() ? "" : ": " + reason);
-        run(taskId, "abandon", false, stripe -> stripe.abandon(taskId, finalState, note));
+        run(taskId, "abandon", true, stripe -> stripe.abandon(taskId, finalState, note));
     }
 
     /**
@@ -558,7 +589,7 @@ public final class TaskLogManager implements AutoCloseable {
                 try {
                     stripe.subscribe(follower);
                 } catch (IOException e) {
-                    follower.terminate("cannot read the log file: " + e); // not thrown: its end lookup only ends followers
+                    follower.terminate("cannot read the log file: " + e); // not thrown: its record lookup only ends followers
                 }
                 stripe.trim();
             });
@@ -997,14 +1028,10 @@ public final class TaskLogManager implements AutoCloseable {
             if (st.ended != null) {
                 return;
             }
-            if (!knowsNothing(st)) {
-                end(st, finalState, false, note);
-                return;
-            }
-            // Nothing of the task here: it may have ended silently on another master (a standby's
-            // watcher abandons every end whose report went to the leader) or never run. Writing an
-            // incomplete end would then contradict the record: ask the end lookup first.
-            askRecord(taskId, "abandon", recorded -> abandonLookedUp(taskId, finalState, note, endOf(recorded)));
+            // A task the manager knew nothing of had its record looked up first (lookUpFirst): if
+            // it ended silently (on another master: a standby's watcher abandons every end whose
+            // report went to the leader), that end is recorded by now and nothing is written.
+            end(st, finalState, false, note);
         }
 
         /** What to do with the record lookup's answer, on the task's I/O thread. */
@@ -1026,7 +1053,8 @@ public final class TaskLogManager implements AutoCloseable {
         private void askRecord(String taskId, String what, LookupAnswer then) throws IOException {
             CompletableFuture<Recorded> lookup;
             try {
-                lookup = recordLookup.lookUp(taskId);
+                lookup = Objects.requireNonNull(recordLookup.lookUp(taskId), "the record lookup returned null")
+                        .orTimeout(LOOKUP_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
             } catch (RuntimeException e) {
                 lookup = CompletableFuture.failedFuture(e);
             }
@@ -1094,10 +1122,13 @@ public final class TaskLogManager implements AutoCloseable {
         }
 
         /**
-         * The record lookup answered for a batch or completion: starts the record's newest
-         * attempt here, as {@link #open} would have (so that batches of older epochs are stale),
-         * or, if the task ended with that attempt printing nothing, records that silent end (so
-         * that every batch is stale or beyond its last line); then runs the parked operations.
+         * The record lookup answered for a batch, completion or abandon: starts the record's
+         * newest attempt here, as {@link #open} would have (so that batches of older epochs are
+         * stale). If the task ended with that attempt printing nothing, records that silent end
+         * instead (every batch is then stale or beyond its last line) and ends the followers with
+         * it; if it ended without its worker recording the end of its log, ends the attempt as an
+         * abandon does (followers get the incomplete end, the file records it). Then runs the
+         * parked operations.
          */
         private void recordLookedUp(String taskId, Recorded recorded) {
             try {
@@ -1109,9 +1140,17 @@ public final class TaskLogManager implements AutoCloseable {
                         st.startAttempt(Math.max(recorded.epoch(), end.getEpoch()), end.getAttempt());
                         st.ended = end;
                         st.sequenceLimit = 0;
+                        List<LogFollower> ending = new ArrayList<>(st.followers);
+                        st.followers.clear();
+                        for (LogFollower follower : ending) {
+                            follower.end(end);
+                        }
                     } else if (recorded.epoch() >= 0) {
                         startAttempt(st, recorded.epoch(), recorded.attempt(),
                                 recorded.traceId() == null ? UNKNOWN_TRACE_ID : recorded.traceId());
+                        if (end != null) {
+                            end(st, end.getFinalState(), false, end.getNote());
+                        }
                     }
                 }
             } catch (IOException | RuntimeException e) {
@@ -1133,29 +1172,9 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
-        /** Abandon of a task the manager knew nothing of, once the record lookup answered. */
-        private void abandonLookedUp(String taskId, String finalState, String note, LogRecord end) throws IOException {
-            TaskLogState st = state(taskId);
-            if (st.ended != null) {
-                return;
-            }
-            if (end != null && end.isComplete() && knowsNothing(st)) {
-                // Ended complete without a line: as a silent end here, nothing to write.
-                st.ended = end;
-                st.sequenceLimit = 0;
-                List<LogFollower> ending = new ArrayList<>(st.followers);
-                st.followers.clear();
-                for (LogFollower follower : ending) {
-                    follower.end(end);
-                }
-                return;
-            }
-            end(st, finalState, false, note);
-        }
-
         /**
          * A new follower: attached as {@link #attach} does. If the task has no file and no attempt
-         * known here, the end lookup is asked too whether the task ended without a log; if it did,
+         * known here, the record lookup is asked too whether the task ended without a log; if it did,
          * and nothing was written meanwhile, the follower is ended with the lookup's record.
          */
         void subscribe(LogFollower follower) throws IOException {
@@ -1171,7 +1190,7 @@ public final class TaskLogManager implements AutoCloseable {
         }
 
         /**
-         * The end lookup answered for a new follower: if the task ended without a log and nothing
+         * The record lookup answered for a new follower: if the task ended without a log and nothing
          * came meanwhile, end the follower with the lookup's record; else it stays attached.
          */
         private void lookedUp(LogFollower follower, LogRecord end) {

@@ -12,7 +12,7 @@ import java.util.Set;
  * {@link #followers}, a pending completion, a pending marker and a silent end can be rebuilt from
  * the file (see {@link TaskLogManager}, "Recovery"); a pending marker is written before the state
  * is dropped from the cache, and a silent end (an attempt that ended complete without a line, on a
- * task without a file) is what the task record tells afterwards (the manager's end lookup).
+ * task without a file) is what the task record tells afterwards (the manager's record lookup).
  */
 final class TaskLogState {
 

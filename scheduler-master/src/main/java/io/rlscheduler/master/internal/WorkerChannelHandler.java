@@ -49,6 +49,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     private final MasterContext context;
     private final ByteString serverNonce = HandshakeProof.newNonce();
     private ConnectedWorker worker;
+
     private ScheduledFuture<?> handshakeTimeout;
 
     public WorkerChannelHandler(MasterContext context) {
@@ -221,6 +222,13 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         if (!TaskIds.isValid(report.getTaskId())) {
             ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
                     .setMessage("invalid task id").setOffendingType(MessageType.TASK_STATUS.getCode()).build());
+            return;
+        }
+        if (report.getLastLogSequence() < 0 || report.getEpoch() < 0) {
+            // uint64 fields beyond 2^63 - 1: no worker of ours sends them.
+            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage("epoch and last log sequence must be below 2^63").setTaskId(report.getTaskId())
+                    .setOffendingType(MessageType.TASK_STATUS.getCode()).build());
             return;
         }
         TaskReportStatus status = report.getStatus();

@@ -50,6 +50,9 @@ class TaskLogSilentAttemptTest {
         logs = new TaskLogManager(dir, new TaskLogManager.Limits(1, 16, maxCachedTasks, 64, 1),
                 file -> forced.add(file.getFileName().toString()),
                 taskId -> {
+                    if (taskId.startsWith("null-")) {
+                        return null; // a broken lookup
+                    }
                     CompletableFuture<Recorded> lookup = new CompletableFuture<>();
                     lookups.computeIfAbsent(taskId, id -> new CopyOnWriteArrayList<>()).add(lookup);
                     return lookup;
@@ -183,8 +186,48 @@ class TaskLogSilentAttemptTest {
         Recorder recorder = new Recorder();
         LogRecord end = LogFixtures.await(logs.follow("t8", recorder).whenEnded());
         assertThat(end).isEqualTo(told);
+        // The record's end stays known here: a resent batch of an older attempt is stale without another lookup.
+        assertThat(await(logs.append("t8", 5, lines(1, 1)))).isEqualTo(-1);
         assertThat(dir.resolve("t8.log")).doesNotExist();
         assertThat(forced).isEmpty();
+        assertThat(lookupsOf("t8")).isEqualTo(1);
+    }
+
+    @Test
+    void aFollowerWaitingOnATaskThatThenEndsSilentlyGetsTheRecordsEnd() {
+        start(1024);
+        Recorder recorder = new Recorder();
+        LogFollow follow = logs.follow("t20", recorder);
+        lookupOf("t20").complete(running(9, 2, "tr")); // the follower's: the task runs, so it waits
+        logs.complete("t20", 9, 0, "SUCCEEDED");
+        LogRecord told = LogRecord.endOfStream("t20", 2, 9, "SUCCEEDED", true, null);
+        lookupOf("t20", 1).complete(silent(told)); // the completion's: by now the record says it ended
+        assertThat(LogFixtures.await(follow.whenEnded())).isEqualTo(told);
+        assertThat(recorder.onlyEnd()).isSameAs(follow.whenEnded().join());
+        assertThat(dir.resolve("t20.log")).doesNotExist();
+    }
+
+    @Test
+    void aTaskWhoseRecordEndedWithoutItsLogsEndIsEndedIncompleteAndItsLinesStillWritten() {
+        start(1024);
+        CompletableFuture<Long> batch = logs.append("t21", 7, lines(1, 1));
+        LogRecord told = LogRecord.endOfStream("t21", 1, 7, "FAILED", false, "reaped");
+        lookupOf("t21").complete(new Recorded(7, 1, "trace-21", told));
+        assertThat(await(batch)).isEqualTo(1);
+        LogRecord end = LogFixtures.await(logs.follow("t21", new Recorder()).whenEnded());
+        assertThat(end.isComplete()).isFalse();
+        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(fileLines(dir.resolve("t21.log"))).hasSize(4).startsWith("TRACE_ID:trace-21",
+                "##RLS_ATTEMPT attempt=1 epoch=7");
+        assertThat(fileLines(dir.resolve("t21.log")).get(2)).startsWith("##RLS_END state=FAILED complete=false last=0");
+        assertThat(fileLines(dir.resolve("t21.log")).get(3)).isEqualTo("line-1");
+    }
+
+    @Test
+    void aLookupThatReturnsNullCountsAsFailed() {
+        start(1024);
+        assertThat(await(logs.append("null-1", 7, lines(1, 1)))).isEqualTo(1);
+        assertThat(await(logs.append("null-1", 7, lines(2, 2)))).isEqualTo(2);
     }
 
     @Test
