@@ -62,6 +62,12 @@ import java.util.function.Consumer;
  * {@code warmupLines} run first through the scheduler (checked the same way, not counted), until
  * the JIT compiler used under a tenth of a core during one (at most {@link Jit#MAX_WARMUP_ROUNDS}):
  * the figure is the scheduler's steady state, not its compilation.
+ *
+ * <p>Measured in {@code rounds} (3) rounds, each the baseline then the measured task: the value
+ * is the median of the rounds' values, the baseline the median of theirs, and every round's
+ * figures are in params. One run of each swung by up to 1.8× on the 2-core machine (the baseline
+ * between 1.56 and 2.83 million lines/s within minutes), so a ratio of two single runs told
+ * little. The other figures in params (times, CPU, the follower's counts) are the median round's.
  */
 public final class LogStream implements EndToEndBenchmark {
 
@@ -92,6 +98,7 @@ public final class LogStream implements EndToEndBenchmark {
                         + (int) (Jit.SETTLED_SHARE * 100) + "% of a core"),
                 new Param("stdout", "buffered",
                         "buffered: 64 KiB block-buffered writes; print: one print() per line under python3 -u"),
+                new Param("rounds", "3", "measured rounds, each the baseline then the measured task; medians are reported"),
                 new Param("aof", "off", "persistence of the started Redis: off, everysec or always"),
                 new Param("workDir", System.getProperty("java.io.tmpdir"),
                         "where scripts, the master's logs, run directories and the baseline's file go (deleted after)"));
@@ -102,6 +109,7 @@ public final class LogStream implements EndToEndBenchmark {
         int lines = p.getInt("lines", 1);
         int length = p.getInt("lineLength", 12);
         int warmup = p.getInt("warmupLines", 0);
+        int rounds = p.getInt("rounds", 1);
         String mode = p.get("stdout");
         if (!mode.equals("buffered") && !mode.equals("print")) {
             throw new IllegalArgumentException("log-stream: stdout must be buffered or print, was '" + mode + "'");
@@ -141,17 +149,30 @@ public final class LogStream implements EndToEndBenchmark {
                     }
                 }
                 params.put("warmup_rounds", warmupRounds);
-                baseline = baseline(executor.getPython(), scripts.resolve(SCRIPT), lines, format, mode, dir);
-                System.out.printf(Locale.ROOT, "# baseline: python3 straight to a file: %,d lines in %.3f s: %,.0f lines/s%n",
-                        lines, baseline.seconds(), baseline.rate());
-                String loadBefore = Machine.loadAverage();
-                CpuUsage before = CpuUsage.snapshot(cluster.admin());
-                measured = runTask(cluster, "ls-measured", lines, format, mode, dir);
-                cpu = perLine(measured.cpuAtEnd().since(before, lines));
-                params.put("machine_load_average_before", loadBefore);
+                params.put("machine_load_average_before", Machine.loadAverage());
+                List<Baseline> baselines = new ArrayList<>();
+                List<Run> runs = new ArrayList<>();
+                List<Map<String, Object>> cpus = new ArrayList<>();
+                for (int round = 1; round <= rounds; round++) {
+                    Baseline b = baseline(executor.getPython(), scripts.resolve(SCRIPT), lines, format, mode, dir);
+                    baselines.add(b);
+                    CpuUsage before = CpuUsage.snapshot(cluster.admin());
+                    Run m = runTask(cluster, "ls-measured-" + round, lines, format, mode, dir);
+                    runs.add(m);
+                    cpus.add(perLine(m.cpuAtEnd().since(before, lines)));
+                    System.out.printf(Locale.ROOT, "# round %d: baseline (python3 straight to a file) %,.0f lines/s;"
+                                    + " master's file %,.0f lines/s, follower %,.0f lines/s%n", round, b.rate(),
+                            m.fileRate(), m.followerRate());
+                }
+                params.put("rounds_baseline_lines_per_s", baselines.stream().map(b -> Stats.round1(b.rate())).toList());
+                params.put("rounds_file_lines_per_s", runs.stream().map(r -> Stats.round1(r.fileRate())).toList());
+                params.put("rounds_follower_lines_per_s", runs.stream().map(r -> Stats.round1(r.followerRate())).toList());
+                baseline = medianOf(baselines, Baseline::rate);
+                measured = medianOf(runs, LogStream::valueOf);
+                cpu = cpus.get(runs.indexOf(measured));
             }
-            double value = Math.min(measured.fileRate(), measured.followerRate());
-            System.out.printf(Locale.ROOT, "# measured: %,d lines; master's file %,.0f lines/s, follower %,.0f lines/s;"
+            double value = valueOf(measured);
+            System.out.printf(Locale.ROOT, "# measured (the median round): %,d lines; master's file %,.0f lines/s, follower %,.0f lines/s;"
                             + " the script wrote them in %.3f s%n", lines, measured.fileRate(), measured.followerRate(),
                     measured.script().seconds());
             System.out.println("# CPU during the measured task (JVM: master, worker, harness; per line): " + cpu);
@@ -165,6 +186,7 @@ public final class LogStream implements EndToEndBenchmark {
             params.put("follower_mb_per_s", Stats.round3(bytes / measured.followerSeconds() / 1e6));
             params.put("baseline_mb_per_s", Stats.round3(bytes / baseline.seconds() / 1e6));
             params.put("file_ratio", Stats.round3(measured.fileRate() / baseline.rate()));
+            params.put("ratio_is", "the median of the rounds' values / the median of the rounds' baselines");
             params.put("first_line_in_file_ms", Stats.round1(measured.firstLineDelayMicros() / 1e3));
             params.put("last_line_in_file_s", Stats.round3(measured.fileSeconds()));
             params.put("last_line_at_follower_s", Stats.round3(measured.followerSeconds()));
@@ -303,6 +325,18 @@ public final class LogStream implements EndToEndBenchmark {
             }
         }
         throw new IllegalStateException("the size watch of " + file + " never saw " + offset + " bytes");
+    }
+
+    /** A run's value: the slower of the file and the follower. */
+    private static double valueOf(Run run) {
+        return Math.min(run.fileRate(), run.followerRate());
+    }
+
+    /** The median element by {@code key} (for an even count, the lower of the two middle ones). */
+    private static <T> T medianOf(List<T> items, java.util.function.ToDoubleFunction<T> key) {
+        List<T> sorted = new ArrayList<>(items);
+        sorted.sort(java.util.Comparator.comparingDouble(key));
+        return sorted.get((sorted.size() - 1) / 2);
     }
 
     // ---- the baseline -----------------------------------------------------------------------

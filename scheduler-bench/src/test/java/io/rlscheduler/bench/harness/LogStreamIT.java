@@ -18,7 +18,7 @@ class LogStreamIT {
     void streamsEveryLineAndReportsBothRates(@TempDir Path dir) throws Exception {
         LogStream bench = new LogStream();
         BenchParams params = new BenchParams(bench.name(), bench.parameters(),
-                Map.of("lines", "5000", "warmupLines", "0", "workDir", dir.toString()));
+                Map.of("lines", "5000", "warmupLines", "0", "rounds", "2", "workDir", dir.toString()));
 
         BenchResult result = bench.run(params);
 
@@ -28,6 +28,11 @@ class LogStreamIT {
         assertThat(result.getParams()).containsKeys("file_lines_per_s", "follower_lines_per_s", "cpu", "log_path");
         assertThat(result.getValue()).isEqualTo(Math.min((double) result.getParams().get("file_lines_per_s"),
                 (double) result.getParams().get("follower_lines_per_s")));
+        assertThat(result.getParams().get("rounds_file_lines_per_s")).asList().hasSize(2);
+        assertThat(result.getParams().get("rounds_baseline_lines_per_s")).asList().hasSize(2)
+                .contains(result.getBaselineValue());
+        assertThat(result.getParams().get("rounds_file_lines_per_s")).asList()
+                .contains(result.getParams().get("file_lines_per_s"));
         assertThat(dir).isEmptyDirectory();
     }
 }

@@ -62,8 +62,9 @@ import org.slf4j.LoggerFactory;
  * afterwards from the {@link RecordLookup} (the master reads the task record, where the worker
  * recorded how many lines the attempt printed). A started attempt's marker is written when its
  * state is dropped from the cache or the manager closes, so its number and trace id survive both;
- * a master that crashes before the attempt's first line loses them (its lines then come under
- * {@code attempt=0} and {@code TRACE_ID:unknown}, as for any attempt a restarted master did not open).
+ * after a crash, the first batch of an attempt the new master did not open takes them from the
+ * task's record ({@link RecordLookup}); only if Redis cannot tell do its lines come under
+ * {@code attempt=0} and {@code TRACE_ID:unknown}.
  * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
  * (no '/', never '.' or '..'), checked before anything touches the disk; files are created,
  * written, read, cut and forced without following symbolic links (only the size check that notices
