@@ -167,9 +167,10 @@ public final class LogStream implements EndToEndBenchmark {
                 params.put("rounds_baseline_lines_per_s", baselines.stream().map(b -> Stats.round1(b.rate())).toList());
                 params.put("rounds_file_lines_per_s", runs.stream().map(r -> Stats.round1(r.fileRate())).toList());
                 params.put("rounds_follower_lines_per_s", runs.stream().map(r -> Stats.round1(r.followerRate())).toList());
-                baseline = medianOf(baselines, Baseline::rate);
-                measured = medianOf(runs, LogStream::valueOf);
-                cpu = cpus.get(runs.indexOf(measured));
+                baseline = baselines.get(medianIndex(baselines, Baseline::rate));
+                int median = medianIndex(runs, LogStream::valueOf);
+                measured = runs.get(median);
+                cpu = cpus.get(median);
             }
             double value = valueOf(measured);
             System.out.printf(Locale.ROOT, "# measured (the median round): %,d lines; master's file %,.0f lines/s, follower %,.0f lines/s;"
@@ -186,7 +187,8 @@ public final class LogStream implements EndToEndBenchmark {
             params.put("follower_mb_per_s", Stats.round3(bytes / measured.followerSeconds() / 1e6));
             params.put("baseline_mb_per_s", Stats.round3(bytes / baseline.seconds() / 1e6));
             params.put("file_ratio", Stats.round3(measured.fileRate() / baseline.rate()));
-            params.put("ratio_is", "the median of the rounds' values / the median of the rounds' baselines");
+            params.put("ratio_is", "the median round's value (the slower of file and follower) / the median of the rounds'"
+                    + " baselines; file_ratio: that round's file rate / the same baseline");
             params.put("first_line_in_file_ms", Stats.round1(measured.firstLineDelayMicros() / 1e3));
             params.put("last_line_in_file_s", Stats.round3(measured.fileSeconds()));
             params.put("last_line_at_follower_s", Stats.round3(measured.followerSeconds()));
@@ -332,11 +334,14 @@ public final class LogStream implements EndToEndBenchmark {
         return Math.min(run.fileRate(), run.followerRate());
     }
 
-    /** The median element by {@code key} (for an even count, the lower of the two middle ones). */
-    private static <T> T medianOf(List<T> items, java.util.function.ToDoubleFunction<T> key) {
-        List<T> sorted = new ArrayList<>(items);
-        sorted.sort(java.util.Comparator.comparingDouble(key));
-        return sorted.get((sorted.size() - 1) / 2);
+    /** The index of the median element by {@code key} (for an even count, the lower of the two middle ones). */
+    private static <T> int medianIndex(List<T> items, java.util.function.ToDoubleFunction<T> key) {
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            order.add(i);
+        }
+        order.sort(java.util.Comparator.comparingDouble(i -> key.applyAsDouble(items.get(i))));
+        return order.get((order.size() - 1) / 2);
     }
 
     // ---- the baseline -----------------------------------------------------------------------

@@ -62,9 +62,10 @@ import org.slf4j.LoggerFactory;
  * afterwards from the {@link RecordLookup} (the master reads the task record, where the worker
  * recorded how many lines the attempt printed). A started attempt's marker is written when its
  * state is dropped from the cache or the manager closes, so its number and trace id survive both;
- * after a crash, the first batch of an attempt the new master did not open takes them from the
- * task's record ({@link RecordLookup}); only if Redis cannot tell do its lines come under
- * {@code attempt=0} and {@code TRACE_ID:unknown}.
+ * after a crash, the first batch of an attempt the new master did not open, on a task without a
+ * file, takes them from the task's record ({@link RecordLookup}). On a task whose file holds an
+ * earlier attempt, or if Redis cannot tell, that attempt's lines come under {@code attempt=0}
+ * (and a new file under {@code TRACE_ID:unknown}).
  * See {@link LogFileFormat}. File names come only from ids that pass {@link TaskIds#isValid}
  * (no '/', never '.' or '..'), checked before anything touches the disk; files are created,
  * written, read, cut and forced without following symbolic links (only the size check that notices
@@ -85,7 +86,9 @@ import org.slf4j.LoggerFactory;
  * then started as {@link #open} would have: a worker cut off from the master that resends the
  * lines of a fenced attempt finds them stale, and its end too, instead of writing them (and a
  * false end) into a task that ended without printing. A lookup that fails, or takes over 5 s,
- * counts as telling nothing: the batch is written as without one.
+ * counts as telling nothing: the batch is written as without one. When the manager closes, the
+ * operations still waiting run without it, but for an abandon, which then writes nothing (the end
+ * it would write could contradict the record).
  *
  * <h2>Recovery</h2>
  * The file is the only durable state of the log (besides the task record's line count, which
@@ -215,6 +218,7 @@ public final class TaskLogManager implements AutoCloseable {
     private final ThreadPoolExecutor[] syncers;
     private final FileForcer forcer;
     private final RecordLookup recordLookup;
+    private volatile long lookupTimeoutMillis = LOOKUP_TIMEOUT_MILLIS;
     /** Per task, the last end whose file is not yet forced (followers that subscribe meanwhile wait for it). */
     private final ConcurrentHashMap<String, SyncTicket> unsynced = new ConcurrentHashMap<>();
     private final ThreadPoolExecutor delivery;
@@ -643,6 +647,11 @@ public final class TaskLogManager implements AutoCloseable {
         }
     }
 
+    /** Sets how long a record lookup may take (5 s): tests that answer lookups by hand need longer. */
+    void lookupTimeout(Duration timeout) {
+        lookupTimeoutMillis = timeout.toMillis();
+    }
+
     /** Returns how many files are open for appending now. For tests and metrics. */
     int openFileCount() {
         return openFiles.get();
@@ -966,7 +975,7 @@ public final class TaskLogManager implements AutoCloseable {
         private byte[] scratch = new byte[64 * 1024];
         /** What {@link #skipLines} skipped. */
         private long linesSkipped;
-        /** Tasks whose record is being looked up before a batch or completion: the operations waiting for it. */
+        /** Tasks whose record is being looked up before a batch, completion or abandon: the operations waiting for it. */
         private final HashMap<String, ArrayDeque<Runnable>> lookingUp = new HashMap<>();
         /** Set by {@link #closeAll}: no more lookups, the waiting operations run without one. */
         private boolean closing;
@@ -1032,6 +1041,9 @@ public final class TaskLogManager implements AutoCloseable {
             // A task the manager knew nothing of had its record looked up first (lookUpFirst): if
             // it ended silently (on another master: a standby's watcher abandons every end whose
             // report went to the leader), that end is recorded by now and nothing is written.
+            if (closing && knowsNothing(st) && !st.recordLookedUp) {
+                return; // closing without the lookup: an end written now could contradict the record
+            }
             end(st, finalState, false, note);
         }
 
@@ -1054,8 +1066,9 @@ public final class TaskLogManager implements AutoCloseable {
         private void askRecord(String taskId, String what, LookupAnswer then) throws IOException {
             CompletableFuture<Recorded> lookup;
             try {
-                lookup = Objects.requireNonNull(recordLookup.lookUp(taskId), "the record lookup returned null")
-                        .orTimeout(LOOKUP_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+                // On a copy: the lookup's own future may be shared with others, who must not see the timeout.
+                lookup = Objects.requireNonNull(recordLookup.lookUp(taskId), "the record lookup returned null").copy()
+                        .orTimeout(lookupTimeoutMillis, TimeUnit.MILLISECONDS);
             } catch (RuntimeException e) {
                 lookup = CompletableFuture.failedFuture(e);
             }
@@ -1098,7 +1111,7 @@ public final class TaskLogManager implements AutoCloseable {
         }
 
         /**
-         * Before a batch or completion of a task the manager knows nothing of (no file, no attempt
+         * Before a batch, completion or abandon of a task the manager knows nothing of (no file, no attempt
          * in memory) and has not looked up since its state was created: asks the task's record
          * and parks {@code op}, with every later operation on the task, until the answer is in.
          * Returns whether it did (then {@code op} runs later).
@@ -1150,7 +1163,8 @@ public final class TaskLogManager implements AutoCloseable {
                         startAttempt(st, recorded.epoch(), recorded.attempt(),
                                 recorded.traceId() == null ? UNKNOWN_TRACE_ID : recorded.traceId());
                         if (end != null) {
-                            end(st, end.getFinalState(), false, end.getNote());
+                            end(st, end.getFinalState(), false, "the task ended (" + end.getFinalState()
+                                    + ") without its worker reporting the end of its log; the log may be incomplete");
                         }
                     }
                 }

@@ -49,7 +49,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     private final MasterContext context;
     private final ByteString serverNonce = HandshakeProof.newNonce();
     private ConnectedWorker worker;
-
     private ScheduledFuture<?> handshakeTimeout;
 
     public WorkerChannelHandler(MasterContext context) {

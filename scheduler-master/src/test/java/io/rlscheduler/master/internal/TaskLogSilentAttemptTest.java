@@ -57,6 +57,7 @@ class TaskLogSilentAttemptTest {
                     lookups.computeIfAbsent(taskId, id -> new CopyOnWriteArrayList<>()).add(lookup);
                     return lookup;
                 });
+        logs.lookupTimeout(Duration.ofMinutes(5)); // the test answers each lookup itself
     }
 
     /** The task's first lookup, once asked. */
@@ -217,10 +218,21 @@ class TaskLogSilentAttemptTest {
         LogRecord end = LogFixtures.await(logs.follow("t21", new Recorder()).whenEnded());
         assertThat(end.isComplete()).isFalse();
         assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getNote()).contains("without its worker reporting the end of its log");
         assertThat(fileLines(dir.resolve("t21.log"))).hasSize(4).startsWith("TRACE_ID:trace-21",
                 "##RLS_ATTEMPT attempt=1 epoch=7");
         assertThat(fileLines(dir.resolve("t21.log")).get(2)).startsWith("##RLS_END state=FAILED complete=false last=0");
         assertThat(fileLines(dir.resolve("t21.log")).get(3)).isEqualTo("line-1");
+    }
+
+    @Test
+    void closeWithAnAbandonWaitingForItsLookupWritesNothingForIt() {
+        start(1024);
+        logs.abandon("t22", "SUCCEEDED", "no report from the worker");
+        lookupOf("t22"); // asked, never answered: the task may have ended silently
+        logs.close();
+        assertThat(dir.resolve("t22.log")).doesNotExist();
+        assertThat(forced).isEmpty();
     }
 
     @Test
