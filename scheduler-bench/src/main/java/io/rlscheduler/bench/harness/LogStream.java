@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,6 +30,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.ToDoubleFunction;
 
 /**
  * {@code log-stream}: how fast one task's output reaches the master's log file and a live
@@ -335,12 +337,12 @@ public final class LogStream implements EndToEndBenchmark {
     }
 
     /** The index of the median element by {@code key} (for an even count, the lower of the two middle ones). */
-    private static <T> int medianIndex(List<T> items, java.util.function.ToDoubleFunction<T> key) {
+    private static <T> int medianIndex(List<T> items, ToDoubleFunction<T> key) {
         List<Integer> order = new ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
             order.add(i);
         }
-        order.sort(java.util.Comparator.comparingDouble(i -> key.applyAsDouble(items.get(i))));
+        order.sort(Comparator.comparingDouble(i -> key.applyAsDouble(items.get(i))));
         return order.get((order.size() - 1) / 2);
     }
 

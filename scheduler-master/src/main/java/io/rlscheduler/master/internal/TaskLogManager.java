@@ -41,7 +41,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -413,35 +412,15 @@ public final class TaskLogManager implements AutoCloseable {
             requireNotNegative(start.epoch(), "epoch");
             requireNotNegative(start.attempt(), "attempt");
         }
-        handOff(starts, "log start", AttemptStart::taskId, false,
-                (stripe, start) -> stripe.open(start.taskId(), start.traceId(), start.epoch(), start.attempt()));
-    }
-
-    @FunctionalInterface
-    private interface StripeItemAction<T> {
-        void run(Stripe stripe, T item) throws IOException;
-    }
-
-    /**
-     * Runs {@code action} for each item as one operation on its task's I/O thread (see
-     * {@link #submit}), with one hand-off per I/O thread: the operations of one thread run in list
-     * order. A failure is logged; nothing waits for them.
-     */
-    private <T> void handOff(List<T> items, String what, Function<T, String> taskIdOf, boolean lookUpFirst,
-                             StripeItemAction<T> action) {
-        if (items.isEmpty()) {
-            return;
-        }
         if (closed.get()) {
-            log.debug("{} x {} after the log manager closed: ignored", items.size(), what);
+            log.debug("{} log starts after the log manager closed: ignored", starts.size());
             return;
         }
         Map<Stripe, List<Runnable>> byStripe = new IdentityHashMap<>();
-        for (T item : items) {
-            String taskId = taskIdOf.apply(item);
-            Stripe stripe = stripeOf(taskId);
-            byStripe.computeIfAbsent(stripe, s -> new ArrayList<>()).add(operation(stripe, taskId, lookUpFirst, s -> {
-                action.run(s, item);
+        for (AttemptStart start : starts) {
+            Stripe stripe = stripeOf(start.taskId());
+            byStripe.computeIfAbsent(stripe, s -> new ArrayList<>()).add(operation(stripe, start.taskId(), false, s -> {
+                s.open(start.taskId(), start.traceId(), start.epoch(), start.attempt());
                 return null;
             }, new CompletableFuture<>()));
         }
@@ -449,7 +428,7 @@ public final class TaskLogManager implements AutoCloseable {
             try {
                 stripe.executor.execute(() -> operations.forEach(Runnable::run));
             } catch (RejectedExecutionException closing) {
-                log.debug("{} x {} after the log manager closed: ignored", operations.size(), what);
+                log.debug("{} log starts after the log manager closed: ignored", operations.size());
             }
         });
     }
