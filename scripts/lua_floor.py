@@ -126,7 +126,8 @@ OPS = [
     ('cjson.encode of the record', "local st=load_task(ARGV[2]); st.history=nil; for i=1,N do cjson.encode(st) end"),
     ('save_task (cjson.encode + HSET)', "local st=load_task(ARGV[2]); for i=1,N do save_task(st) end"),
     ('history entry (cjson.encode)', "for i=1,N do history_entry('1764546000123','RUNNING','SUCCEEDED','1764546000123456','w1','exited with code 0') end"),
-    ('XADD of a task event (emit_task)', "for i=1,N do emit_task(ARGV[2], 'RUNNING','SUCCEEDED','1764546000123456','w1','1','exited with code 0','worker',1764546000123) end"),
+    ('XADD of a task event (emit_task)', "for i=1,N do emit_task(ARGV[2], 'RUNNING','SUCCEEDED','1764546000123456','w1','1','exited with code 0','worker',1764546000123); flush_events() end"),
+    ('4 task events in one entry, per event', "for i=1,N/4 do for j=1,4 do emit_task(ARGV[2], 'RUNNING','SUCCEEDED','1764546000123456','w1','1','exited with code 0','worker',1764546000123) end; flush_events() end"),
     ('ZADD + ZREM of a state index', "for i=1,N do redis.call('ZADD', K_STATE.RUNNING, '123456', ARGV[2]..i); redis.call('ZREM', K_STATE.RUNNING, ARGV[2]..i) end"),
     ('ZADD to the deadlines', "for i=1,N do redis.call('ZADD', K_DEADLINES, '1764546003600000', ARGV[2]..i) end"),
 ]

@@ -74,7 +74,8 @@ class Redis:
 
 
 def source(lua_dir, name):
-    """A script as LuaScript.load builds it: lib.lua, the libraries its '-- libraries:' header line names, the script."""
+    """A script as LuaScript.load builds it: lib.lua, the libraries its '-- libraries:' header line names, the
+    script as a function's body and the epilogue that calls it and writes its task events."""
     script = open(os.path.join(lua_dir, name + '.lua')).read()
     parts = [open(os.path.join(lua_dir, 'lib.lua')).read()]
     for line in script.split('\n'):
@@ -82,7 +83,12 @@ def source(lua_dir, name):
             break
         if line.startswith('-- libraries:'):
             parts += [open(os.path.join(lua_dir, lib.strip() + '.lua')).read() for lib in line[len('-- libraries:'):].split(',')]
-    return '\n'.join(parts + [script])
+    if 'local function flush_events()' not in parts[0]:
+        return '\n'.join(parts + [script])  # scripts from before task events were buffered per run
+    # The body as a function, then the epilogue that writes its buffered task events.
+    return '\n'.join(parts + ['local function run_body()', script, 'end',
+                               'local body_ok, body_result = pcall(run_body)', 'flush_events()',
+                               'if not body_ok then error(body_result, 0) end', 'return body_result'])
 
 
 def run(redis, lua_dir, tasks, batch, warmup):

@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  *  maxLeaseLosses        2         lease losses tolerated; one more fails the task
  *  claimScanLimit        100       queued tasks one claim looks at, in queue order
  *  reapBatchSize         500       expired tasks one reaper call handles
- *  eventStreamMaxLength  100000    events kept in the stream (approximate trimming)
+ *  eventStreamMaxLength  100000    stream entries kept (approximate trimming); an entry holds one
+ *                                  task transition, or up to 64 of one script run
  *  requestTtl            10 min    how long a claim's answer is kept for replays
  * </pre>
  */
@@ -189,7 +190,7 @@ public final class CoreOptions {
             return this;
         }
 
-        /** Sets how many events the stream keeps, 100 to 100,000,000. */
+        /** Sets how many entries the event stream keeps, 100 to 100,000,000 (an entry holds one to 64 events). */
         public Builder eventStreamMaxLength(int length) {
             this.eventStreamMaxLength = range(length, 100, 100_000_000, "eventStreamMaxLength");
             return this;

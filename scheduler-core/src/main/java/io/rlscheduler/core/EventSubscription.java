@@ -5,7 +5,9 @@ import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.Range;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -45,12 +47,13 @@ public final class EventSubscription implements AutoCloseable {
     static EventSubscription start(RedisClient client, String stream, String afterId, Consumer<TaskEvent> listener) {
         Objects.requireNonNull(afterId, "afterId");
         Objects.requireNonNull(listener, "listener");
+        EventIds.requireValid(afterId);
         EventSubscription subscription = new EventSubscription(client, stream, afterId, listener);
         if ("$".equals(afterId)) {
             // Pin "only new events" to the stream's current end now, so nothing between start and
             // the first read is missed.
             List<StreamMessage<String, String>> last = subscription.connection.sync().xrevrange(stream,
-                    io.lettuce.core.Range.create("-", "+"), io.lettuce.core.Limit.create(0, 1));
+                    Range.create("-", "+"), io.lettuce.core.Limit.create(0, 1));
             subscription.lastId = last.isEmpty() ? "0" : last.get(0).getId();
         }
         subscription.thread.start();
@@ -67,19 +70,26 @@ public final class EventSubscription implements AutoCloseable {
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
         while (running) {
             try {
-                List<StreamMessage<String, String>> messages = redis.xread(
-                        XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, lastId));
-                for (StreamMessage<String, String> m : messages) {
-                    if (!running) {
+                String after = lastId;
+                int inEntry = after.indexOf(EventIds.SEPARATOR);
+                if (inEntry >= 0) {
+                    // Resuming inside an entry of several transitions: the rest of that entry first.
+                    String entryId = after.substring(0, inEntry);
+                    List<StreamMessage<String, String>> entry = redis.xrange(stream, Range.create(entryId, entryId));
+                    if (entry.isEmpty()) {
+                        log.warn("event stream entry {} was trimmed before it was read whole; resuming after it", entryId);
+                        lastId = entryId;
+                    } else if (!deliver(entry.get(0), EventIds.indexOf(after))) {
                         return;
                     }
-                    String type = m.getBody().getOrDefault("type", "");
-                    try {
-                        listener.accept(new TaskEvent(m.getId(), type, m.getBody()));
-                    } catch (RuntimeException e) {
-                        log.error("event listener failed on event {}; continuing with the next", m.getId(), e);
+                    continue;
+                }
+                List<StreamMessage<String, String>> messages = redis.xread(
+                        XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, after));
+                for (StreamMessage<String, String> m : messages) {
+                    if (!deliver(m, 0)) {
+                        return;
                     }
-                    lastId = m.getId();
                 }
                 backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
             } catch (RuntimeException e) {
@@ -91,6 +101,53 @@ public final class EventSubscription implements AutoCloseable {
                 LockSupport.parkNanos(backoffNanos); // back off while Redis is away; not a synchronisation
                 backoffNanos = Math.min(backoffNanos * 2, TimeUnit.SECONDS.toNanos(2));
             }
+        }
+    }
+
+    /**
+     * Delivers the events of one stream entry after the first {@code skip} of them, advancing
+     * {@link #lastId} after each. An entry of type {@code tasks} holds several task transitions
+     * (one script run's, see {@link TaskEvent#getStreamId()}); any other entry is one event.
+     *
+     * @return false when the subscription was closed meanwhile
+     */
+    private boolean deliver(StreamMessage<String, String> m, int skip) {
+        Map<String, String> body = m.getBody();
+        String type = body.getOrDefault("type", "");
+        if (!EventIds.BATCH_TYPE.equals(type)) {
+            if (!running) {
+                return false;
+            }
+            accept(new TaskEvent(m.getId(), type, body, false));
+            lastId = m.getId();
+            return true;
+        }
+        int n = EventIds.count(body);
+        for (int i = skip + 1; i <= n; i++) {
+            if (!running) {
+                return false;
+            }
+            String id = i == n ? m.getId() : m.getId() + EventIds.SEPARATOR + i;
+            Map<String, String> fields = EventIds.transition(body.get(Integer.toString(i)));
+            if (fields == null) {
+                log.error("event {} of stream entry {} is malformed; skipped: {}", i, m.getId(), body.get(Integer.toString(i)));
+            } else {
+                accept(new TaskEvent(id, "task", fields, false));
+            }
+            lastId = id;
+        }
+        if (n == 0) {
+            log.error("stream entry {} of type {} has no valid count; skipped: {}", m.getId(), type, body);
+        }
+        lastId = m.getId(); // also when resumed after an event beyond the entry's count
+        return true;
+    }
+
+    private void accept(TaskEvent event) {
+        try {
+            listener.accept(event);
+        } catch (RuntimeException e) {
+            log.error("event listener failed on event {}; continuing with the next", event.getStreamId(), e);
         }
     }
 

@@ -682,9 +682,11 @@ public final class LeaseCore implements AutoCloseable {
      * once, in order; after a connection loss the subscription resumes after the last delivered
      * event, so a listener misses nothing that the stream still holds.
      *
-     * @param afterId  the stream id to start after
+     * @param afterId  where to start: "0", "$", or the id of an event ({@link TaskEvent#getStreamId()},
+     *                 {@link EventSubscription#getLastId()}) to start after
      * @param listener called on the subscription's thread; must not throw
      * @return the subscription; close it to stop
+     * @throws IllegalArgumentException if {@code afterId} is none of these
      */
     public EventSubscription subscribe(String afterId, Consumer<TaskEvent> listener) {
         return EventSubscription.start(client, keys.events(), afterId, listener);

@@ -12,12 +12,23 @@ public final class TaskEvent {
     private final Map<String, String> fields;
 
     TaskEvent(String streamId, String type, Map<String, String> fields) {
-        this.streamId = streamId;
-        this.type = type;
-        this.fields = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(fields));
+        this(streamId, type, fields, true);
     }
 
-    /** Returns the Redis stream id; pass it to resume a subscription after this event. */
+    /** With copy false, the event keeps the map given: for a map nobody else holds. */
+    TaskEvent(String streamId, String type, Map<String, String> fields, boolean copy) {
+        this.streamId = streamId;
+        this.type = type;
+        this.fields = java.util.Collections.unmodifiableMap(copy ? new java.util.LinkedHashMap<>(fields) : fields);
+    }
+
+    /**
+     * Returns the event's id in the stream; pass it to {@link LeaseCore#subscribe} to resume after
+     * this event. It is the stream entry's id ({@code ms-seq}), but for the events of an entry that
+     * holds several transitions of one script run: all but the last of those have
+     * {@code <entry id>#i}, i counted from 1 (so such an entry's events are {@code E#1},
+     * {@code E#2}, ..., {@code E}).
+     */
     public String getStreamId() {
         return streamId;
     }

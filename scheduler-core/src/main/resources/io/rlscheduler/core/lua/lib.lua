@@ -136,7 +136,43 @@ local function queue_score(st)
   return (999 - st.priority) * 1e12 + st.seq
 end
 
+-- Task transitions are written to the stream when the script run ends (flush_events, which the
+-- Java loader calls after every script's body; see LuaScript): a run with one transition writes
+-- the entry as it always was, type=task with the nine fields below; a run with more writes one
+-- entry per EVENTS_PER_ENTRY transitions: type=tasks, n=<count>, then fields "1".."n", each one
+-- transition as text, tab-separated: task, from, to, epoch, worker, attempt, via, at, reason
+-- (reason last, as the only field that may hold a tab: readers split into at most nine). One
+-- XADD per run instead of one per transition: a task's four transitions cost four XADDs, their
+-- arguments, and four entries for every subscriber to read.
+local EVENTS_PER_ENTRY = 64
+local ev_n = 0
+local ev_buf = {}
+-- The first buffered transition's fields, for a run that ends with just one.
+local e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at
+
+local function flush_events()
+  if ev_n == 0 then return end
+  if ev_n == 1 then
+    redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'task', 'task', e_id, 'from', e_from,
+               'to', e_to, 'epoch', e_epoch, 'worker', e_worker, 'attempt', e_attempt, 'reason', e_reason,
+               'via', e_via, 'at', e_at)
+  else
+    local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'tasks', 'n', fmt(ev_n)}
+    local a = #args
+    for i = 1, ev_n do
+      args[a + 2 * i - 1] = fmt(i)
+      args[a + 2 * i] = ev_buf[i]
+      ev_buf[i] = nil
+    end
+    redis.call(unpack(args))
+  end
+  ev_n = 0
+end
+
+-- Any other event (worker, master, cancel requested): written at once, after the transitions
+-- buffered before it, so that the stream keeps the order in which things happened.
 local function emit(kind, fields)
+  flush_events()
   local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', kind}
   for k, v in pairs(fields) do
     args[#args + 1] = k
@@ -145,12 +181,26 @@ local function emit(kind, fields)
   return redis.call(unpack(args))
 end
 
--- The event of a task transition: emit('task', ...) with its arguments written out, which spares
--- building and walking a table for the most frequent event (four per task).
+local function event_text(id, from, to, epoch, worker, attempt, via, at, reason)
+  return id .. '\t' .. from .. '\t' .. to .. '\t' .. epoch .. '\t' .. worker .. '\t' .. attempt .. '\t' .. via .. '\t'
+      .. at .. '\t' .. reason
+end
+
+-- A task transition's event, buffered until the run ends (flush_events). The first is kept as
+-- its fields and turned into text only when a second comes.
 local function emit_task(id, from, to, epoch, worker, attempt, reason, via, at)
-  return redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'task', 'task', id, 'from', from,
-                    'to', to, 'epoch', epoch, 'worker', worker, 'attempt', txt(attempt), 'reason', reason,
-                    'via', via, 'at', ms_text(at))
+  if ev_n == EVENTS_PER_ENTRY then flush_events() end
+  attempt, at = txt(attempt), ms_text(at)
+  if ev_n == 0 then
+    e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at =
+        id, from, to, epoch, worker, attempt, reason, via, at
+  else
+    if ev_n == 1 then
+      ev_buf[1] = event_text(e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_via, e_at, e_reason)
+    end
+    ev_buf[ev_n + 1] = event_text(id, from, to, epoch, worker, attempt, via, at, reason)
+  end
+  ev_n = ev_n + 1
 end
 
 -- Moves a task to state `to`, checking the transition table; records history, index and event.
