@@ -9,6 +9,7 @@ import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.rlscheduler.core.internal.Keys;
 import io.rlscheduler.core.internal.LuaScript;
 import io.rlscheduler.core.internal.ScriptBatcher;
+import io.rlscheduler.core.internal.Utf8Codec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -81,11 +82,12 @@ public final class LeaseCore implements AutoCloseable {
         this.client = client;
         this.options = options;
         this.keys = new Keys(options.getNamespace());
-        this.connection = client.connect();
+        // Script runs pass dozens of arguments: a codec that writes each in place (Utf8Codec).
+        this.connection = client.connect(Utf8Codec.INSTANCE);
         this.redis = connection.async();
         StatefulRedisConnection<String, String> second;
         try {
-            second = client.connect();
+            second = client.connect(Utf8Codec.INSTANCE);
         } catch (RuntimeException e) {
             connection.close();
             throw e;
