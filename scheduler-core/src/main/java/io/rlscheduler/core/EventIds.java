@@ -6,8 +6,9 @@ import java.util.regex.Pattern;
 
 /**
  * The event stream's entries of several task transitions and the ids of the events in them.
- * A script run that makes more than one transition writes them as one entry (lib.lua's
- * {@code flush_events}): {@code type=tasks}, {@code n=<count>}, then fields {@code "1"} to
+ * A script run that makes more than one transition writes them up to 64 to an entry (lib.lua's
+ * {@code flush_events}; a lone one left over, the 65th, is written as a single transition is):
+ * {@code type=tasks}, {@code n=<count>}, then fields {@code "1"} to
  * {@code "n"}, each one transition as text, tab-separated: task, from, to, epoch, worker,
  * attempt, via, at, reason (the reason last: the only field that may hold a tab). The last event
  * of such an entry has the entry's id; event {@code i} before it has {@code <entry id>#i}, so that

@@ -227,6 +227,17 @@ class EventBatchIT {
     }
 
     @Test
+    void aFailedWriteOfTheEventsReportsItsOwnError() {
+        threeClaimedInOneRun();
+        // The stream key holding a string: register.lua's three take-backs are buffered, and
+        // writing them before the 'registered' event fails inside the script's body.
+        commands.del(stream);
+        commands.set(stream, "not a stream");
+        assertThat(core.register(worker("w1", "s2"))).failsWithin(Duration.ofSeconds(10))
+                .withThrowableThat().havingRootCause().withMessageContaining("WRONGTYPE");
+    }
+
+    @Test
     void aReasonWithTabsAndNewlinesComesThroughWhole() {
         int tasks = 6;
         for (int i = 0; i < tasks; i++) {

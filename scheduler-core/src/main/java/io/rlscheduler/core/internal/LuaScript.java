@@ -55,7 +55,8 @@ public final class LuaScript {
         }
         // The body runs as a function so that the task events it buffered are written however it
         // returns (lib.lua's flush_events), and also when it raises an error after writing: what
-        // a run changed is never left without its events.
+        // a run changed is never left without its events. (The price: Redis reports such an
+        // error at the epilogue's line, not the body's; the message itself is unchanged.)
         source.append("local function run_body()\n").append(script).append("\nend\n")
                 .append("local body_ok, body_result = pcall(run_body)\n")
                 .append("flush_events()\n")

@@ -138,8 +138,9 @@ end
 
 -- Task transitions are written to the stream when the script run ends (flush_events, which the
 -- Java loader calls after every script's body; see LuaScript): a run with one transition writes
--- the entry as it always was, type=task with the nine fields below; a run with more writes one
--- entry per EVENTS_PER_ENTRY transitions: type=tasks, n=<count>, then fields "1".."n", each one
+-- the entry as it always was, type=task with the nine fields below; a run with more writes them
+-- EVENTS_PER_ENTRY to an entry (a lone one left over is written as a run's single one would be):
+-- type=tasks, n=<count>, then fields "1".."n", each one
 -- transition as text, tab-separated: task, from, to, epoch, worker, attempt, via, at, reason
 -- (reason last, as the only field that may hold a tab: readers split into at most nine). One
 -- XADD per run instead of one per transition: a task's four transitions cost four XADDs, their
@@ -151,22 +152,25 @@ local ev_buf = {}
 local e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at
 
 local function flush_events()
-  if ev_n == 0 then return end
-  if ev_n == 1 then
+  local n = ev_n
+  if n == 0 then return end
+  -- Emptied before the XADD: if it fails, the epilogue must not write the same events again
+  -- (from a cleared buffer), hiding the real error.
+  ev_n = 0
+  if n == 1 then
     redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'task', 'task', e_id, 'from', e_from,
                'to', e_to, 'epoch', e_epoch, 'worker', e_worker, 'attempt', e_attempt, 'reason', e_reason,
                'via', e_via, 'at', e_at)
   else
-    local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'tasks', 'n', fmt(ev_n)}
+    local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'tasks', 'n', fmt(n)}
     local a = #args
-    for i = 1, ev_n do
+    for i = 1, n do
       args[a + 2 * i - 1] = fmt(i)
       args[a + 2 * i] = ev_buf[i]
       ev_buf[i] = nil
     end
     redis.call(unpack(args))
   end
-  ev_n = 0
 end
 
 -- Any other event (worker, master, cancel requested): written at once, after the transitions
