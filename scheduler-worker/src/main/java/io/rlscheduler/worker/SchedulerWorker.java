@@ -586,6 +586,9 @@ public final class SchedulerWorker implements AutoCloseable {
      * the master. Returns at once: no thread waits for Redis.
      */
     private void ended(Attempt attempt, TaskState outcome, Integer exitCode, String error, TaskReportStatus status) {
+        // The end states the attempt's last line: no line may be added after it is taken, even by
+        // a reader that was blocked in the buffer while the attempt ended (OutputPump#detach).
+        attempt.getLogs().seal();
         if (outcome == null) {
             report(attempt, exitCode, error, status);
         } else {

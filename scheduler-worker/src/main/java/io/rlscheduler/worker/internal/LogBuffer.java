@@ -37,6 +37,8 @@ public final class LogBuffer {
     private long lastSequence;
     private long ackedSequence;
     private boolean closed;
+    private boolean sealed;
+    private long droppedAfterSeal;
 
     public LogBuffer(String taskId, long epoch, int capacity) {
         this.taskId = taskId;
@@ -62,14 +64,18 @@ public final class LogBuffer {
     }
 
     /**
-     * Adds a block of lines; blocks while the buffer is full (until acknowledged or closed). The
-     * block is kept as it is, not copied.
+     * Adds a block of lines; blocks while the buffer is full (until acknowledged, closed or
+     * sealed). The block is kept as it is, not copied. Once {@link #seal sealed}, drops the lines.
      *
      * @return how many lines now wait to be sent on the current connection
      */
     public synchronized long add(LogStream stream, LineBlock lines) throws InterruptedException {
         while (unackedLines >= capacity && !closed) {
             wait(200);
+        }
+        if (sealed) {
+            droppedAfterSeal += lines.lineCount();
+            return unsentLines;
         }
         LogChunk chunk = LogChunk.newBuilder().setFirstSequence(lastSequence + 1).setStream(stream)
                 .setTimestampUnixMs(System.currentTimeMillis())
@@ -162,5 +168,23 @@ public final class LogBuffer {
     public synchronized void close() {
         closed = true;
         notifyAll();
+    }
+
+    /**
+     * Ends the attempt's output: {@link #getLastSequence()} is final from here, lines added later
+     * are dropped (counted in {@link #droppedAfterSeal()}), and a reader blocked in {@link #add}
+     * returns at once, dropping its lines. Called when the attempt ends, before its last sequence
+     * is taken for the end's record and report, so no line can follow the end it states, however
+     * long a reader was blocked.
+     */
+    public synchronized void seal() {
+        sealed = true;
+        closed = true;
+        notifyAll();
+    }
+
+    /** Returns how many lines were added after {@link #seal()} and dropped. */
+    public synchronized long droppedAfterSeal() {
+        return droppedAfterSeal;
     }
 }

@@ -29,7 +29,8 @@ public final class OutputPump implements Runnable {
     private final BlockOutput blocks;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private final Object lock = new Object();
-    private boolean detached;
+    /** Written without {@link #lock}: {@link #detach()} must not wait for a delivery in progress. */
+    private volatile boolean detached;
     private long dropped;
     private boolean outputFailed;
 
@@ -81,11 +82,15 @@ public final class OutputPump implements Runnable {
         }
     }
 
-    /** Drops every line from now on. */
+    /**
+     * Drops every line read from now on. Returns at once, without waiting for a delivery in
+     * progress: one may be blocked for long in the output (a full log buffer while the master is
+     * unreachable), and the caller is the shared supervision thread. Such a delivery still ends in
+     * the output; the output decides what it takes after the attempt ended (the worker's log
+     * buffer is sealed first, see {@code LogBuffer#seal}).
+     */
     public void detach() {
-        synchronized (lock) {
-            detached = true;
-        }
+        detached = true;
     }
 
     private void deliver(LineBlock lines) {

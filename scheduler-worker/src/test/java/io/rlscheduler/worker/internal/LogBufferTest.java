@@ -125,4 +125,30 @@ class LogBufferTest {
         assertThat(sequences(buffer.nextBatch(100, 1 << 20))).containsExactly(4L, 5L);
         assertThat(buffer.getLastSequence()).isEqualTo(5);
     }
+
+    @Test
+    void sealingReleasesABlockedReaderAndDropsItsLinesSoTheLastSequenceIsFinal() throws Exception {
+        LogBuffer buffer = new LogBuffer("t", 7, 3);
+        add(buffer, 3);
+        CompletableFuture<Long> blocked = CompletableFuture.supplyAsync(() -> {
+            try {
+                return buffer.add(LogStream.LOG_STREAM_STDOUT, block("late 1", "late 2"));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+
+        buffer.seal();
+        await().atMost(Duration.ofSeconds(5)).until(blocked::isDone);
+        assertThat(buffer.getLastSequence()).isEqualTo(3);
+        assertThat(sequences(buffer.nextBatch(100, 1 << 20))).containsExactly(1L, 2L, 3L);
+        // Acknowledgements after the seal free room, but nothing more is taken.
+        buffer.ack(3);
+        buffer.add(LogStream.LOG_STREAM_STDERR, "later");
+        assertThat(buffer.getLastSequence()).isEqualTo(3);
+        assertThat(buffer.droppedAfterSeal()).isEqualTo(3);
+        assertThat(buffer.nextBatch(100, 1 << 20)).isEmpty();
+        assertThat(buffer.isFullyAcked()).isTrue();
+    }
 }
