@@ -709,6 +709,14 @@ public final class LeaseCore implements AutoCloseable {
      * the check).
      */
     static void requireJsonObject(String json, String what) {
+        if (json == null) {
+            throw new IllegalArgumentException(what + " must be a JSON object, was null");
+        }
+        if (json.length() > Replies.JSON.getFactory().streamReadConstraints().getMaxStringLength()) {
+            // Skipping does not measure strings: read the tree, which refuses one over the limit
+            // as every later reader of the spec would.
+            requireJsonObjectTree(json, what);
+        }
         try (JsonParser parser = Replies.JSON.getFactory().createParser(json)) {
             if (parser.nextToken() != JsonToken.START_OBJECT) {
                 throw new IllegalArgumentException(what + " must be a JSON object, was: " + abbreviate(json));
@@ -722,6 +730,17 @@ public final class LeaseCore implements AutoCloseable {
             throw new IllegalArgumentException(what + " is not valid JSON: " + e.getOriginalMessage());
         } catch (java.io.IOException e) {
             throw new IllegalStateException("reading a string cannot fail: " + e, e);
+        }
+    }
+
+    private static void requireJsonObjectTree(String json, String what) {
+        try {
+            JsonNode node = Replies.JSON.readTree(json);
+            if (node == null || !node.isObject()) {
+                throw new IllegalArgumentException(what + " must be a JSON object, was: " + abbreviate(json));
+            }
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException(what + " is not valid JSON: " + e.getOriginalMessage());
         }
     }
 

@@ -51,6 +51,13 @@ class TaskIdsTest {
             assertThatThrownBy(() -> LeaseCore.requireJsonObject(trailing, "spec")).as("'%s'", trailing)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("spec");
         }
+        assertThatThrownBy(() -> LeaseCore.requireJsonObject(null, "spec"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("spec must be a JSON object, was null");
+        // A string over Jackson's limit is refused here, as every later reader of the spec would refuse it.
+        int limit = Replies.JSON.getFactory().streamReadConstraints().getMaxStringLength();
+        String huge = "{\"pad\":\"" + "x".repeat(limit + 1) + "\"}";
+        assertThatThrownBy(() -> LeaseCore.requireJsonObject(huge, "spec"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("spec is not valid JSON");
         for (String malformed : List.of("{", "{\"a\":}", "{\"a\":[1,}", "{a:1}", "{\"a\":1,}", "{\"a\":tru}", "{\"a\":\"x}")) {
             assertThatThrownBy(() -> LeaseCore.requireJsonObject(malformed, "spec")).as("'%s'", malformed)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("spec is not valid JSON");

@@ -463,6 +463,15 @@ public final class SchedulerWorker implements AutoCloseable {
      * the lines until acknowledged, and has them sent at once when a full batch waits.
      */
     private void output(Attempt attempt, LogStream stream, LineBlock lines) {
+        if (attempt.getLogs().isSealed()) {
+            // After the attempt's end: the buffer drops the lines; its metrics must not change either.
+            try {
+                attempt.getLogs().add(stream, lines);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
         for (int i = 0, n = lines.lineCount(); i < n; i++) {
             if (stream == LogStream.LOG_STREAM_STDERR && lines.startsWith(i, PythonTaskExecutor.KEEPALIVE_FENCE_LINE)) {
                 // The launcher stopped the task itself: keepalives stopped, so the lease may lapse.
@@ -690,6 +699,11 @@ public final class SchedulerWorker implements AutoCloseable {
             attempt.setReport(msg.build());
             attempt.setEnded();
             attempt.getLogs().close();
+            long dropped = attempt.getLogs().droppedAfterSeal();
+            if (dropped > 0) {
+                log.warn("task {} attempt {}: {} output lines came after the attempt ended and were dropped",
+                        attempt.getLease().getTaskId(), attempt.getTask().getAttempt(), dropped);
+            }
             if (reported != TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED) {
                 log.info("task {} attempt {} ended: {} (exit {})", attempt.getLease().getTaskId(),
                         attempt.getTask().getAttempt(), reported, exitCode);

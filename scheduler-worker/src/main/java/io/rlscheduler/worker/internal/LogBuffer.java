@@ -183,6 +183,11 @@ public final class LogBuffer {
         notifyAll();
     }
 
+    /** Returns whether {@link #seal()} was called. */
+    public synchronized boolean isSealed() {
+        return sealed;
+    }
+
     /** Returns how many lines were added after {@link #seal()} and dropped. */
     public synchronized long droppedAfterSeal() {
         return droppedAfterSeal;

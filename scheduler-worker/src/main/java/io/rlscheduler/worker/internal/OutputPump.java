@@ -28,9 +28,13 @@ public final class OutputPump implements Runnable {
     private final LineSplitter splitter;
     private final BlockOutput blocks;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private final Object lock = new Object();
-    /** Written without {@link #lock}: {@link #detach()} must not wait for a delivery in progress. */
+    /** Set by {@link #detach()}; read by the pump thread before and after each delivery. */
     private volatile boolean detached;
+    /** True while the pump thread is in the output (set before {@link #detached} is read). */
+    private volatile boolean delivering;
+    /** Completed once detached and no delivery is in progress: no line reaches the output after it. */
+    private final CompletableFuture<Void> detachedQuiet = new CompletableFuture<>();
+    // Touched only by the pump thread.
     private long dropped;
     private boolean outputFailed;
 
@@ -83,18 +87,27 @@ public final class OutputPump implements Runnable {
     }
 
     /**
-     * Drops every line read from now on. Returns at once, without waiting for a delivery in
-     * progress: one may be blocked for long in the output (a full log buffer while the master is
-     * unreachable), and the caller is the shared supervision thread. Such a delivery still ends in
-     * the output; the output decides what it takes after the attempt ended (the worker's log
-     * buffer is sealed first, see {@code LogBuffer#seal}).
+     * Drops every line read from now on, without waiting: the caller is the shared supervision
+     * thread. A delivery in progress is not cut short: it may be blocked for long in the output
+     * (a full log buffer while the master is unreachable) and its lines were written by the task
+     * before it ended. The future completes when no delivery is in progress any more, after which
+     * no line reaches the output: at once, or when that delivery returns.
+     *
+     * @return completes once nothing more reaches the output
      */
-    public void detach() {
+    public CompletableFuture<Void> detach() {
         detached = true;
+        // A delivery that set `delivering` after this read sees `detached` and drops its lines; one
+        // that cleared it before this read completes the future itself (see deliver).
+        if (!delivering) {
+            detachedQuiet.complete(null);
+        }
+        return detachedQuiet;
     }
 
     private void deliver(LineBlock lines) {
-        synchronized (lock) {
+        delivering = true;
+        try {
             if (detached) {
                 if (dropped == 0) {
                     LOG.warn("{}: {} still open after the attempt was reported ended; dropping its lines",
@@ -117,6 +130,11 @@ public final class OutputPump implements Runnable {
                     outputFailed = true;
                     LOG.warn("{}: the TaskOutput threw on a {} line; lines are still read", taskName, stream, e);
                 }
+            }
+        } finally {
+            delivering = false;
+            if (detached) {
+                detachedQuiet.complete(null);
             }
         }
     }

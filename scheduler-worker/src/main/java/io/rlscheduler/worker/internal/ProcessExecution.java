@@ -224,9 +224,10 @@ public final class ProcessExecution implements TaskExecution {
                 LOG.warn("{}: output still open {} ms after the group ended (a process that left the group holds it);"
                         + " completing without it", taskName, OUTPUT_DRAIN_MILLIS);
                 problem("output streams were still open after the process group ended; later lines are dropped");
-                stdout.detach();
-                stderr.detach();
-                finish(exitCode);
+                // Not waited for here (this is the shared supervision thread): a block of lines
+                // the task wrote may still be on its way into a full log buffer; it is kept, and
+                // the attempt ends once it is in.
+                CompletableFuture.allOf(stdout.detach(), stderr.detach()).thenRun(() -> finish(exitCode));
             }
         }, OUTPUT_DRAIN_MILLIS);
         both.thenRun(() -> {

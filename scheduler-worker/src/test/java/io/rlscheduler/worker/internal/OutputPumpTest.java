@@ -20,6 +20,25 @@ import org.junit.jupiter.api.Test;
 class OutputPumpTest {
 
     @Test
+    void detachWithNoDeliveryInProgressIsQuietAtOnce() throws Exception {
+        List<String> taken = new CopyOnWriteArrayList<>();
+        PipedOutputStream process = new PipedOutputStream();
+        OutputPump pump = new OutputPump(new PipedInputStream(process, 1 << 16), LogStream.LOG_STREAM_STDERR,
+                (stream, text) -> taken.add(text), "task t attempt 1");
+        Thread reader = new Thread(pump, "pump");
+        reader.start();
+        process.write("kept\n".getBytes(StandardCharsets.UTF_8));
+        process.flush();
+        await().atMost(Duration.ofSeconds(10)).until(() -> taken.size() == 1);
+        assertThat(pump.detach()).isDone();
+        process.write("dropped\n".getBytes(StandardCharsets.UTF_8));
+        process.close();
+        pump.done().get(10, TimeUnit.SECONDS);
+        reader.join(10_000);
+        assertThat(taken).containsExactly("kept");
+    }
+
+    @Test
     void detachReturnsAtOnceWhileADeliveryIsBlockedAndLaterLinesAreDropped() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch inOutput = new CountDownLatch(1);
@@ -44,14 +63,20 @@ class OutputPumpTest {
             process.flush();
             assertThat(inOutput.await(10, TimeUnit.SECONDS)).isTrue();
 
-            // The supervision thread detaches: it must not wait for the blocked delivery.
-            CompletableFuture<Void> detached = CompletableFuture.runAsync(pump::detach);
-            await().atMost(Duration.ofSeconds(2)).until(detached::isDone);
+            // The supervision thread detaches: the call must not wait for the blocked delivery,
+            // and its future must not complete before that delivery is over.
+            CompletableFuture<CompletableFuture<Void>> detaching = CompletableFuture.supplyAsync(pump::detach);
+            await().atMost(Duration.ofSeconds(2)).until(detaching::isDone);
+            CompletableFuture<Void> quiet = detaching.get();
+            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !quiet.isDone());
 
-            release.countDown();
             process.write("second\nthird\n".getBytes(StandardCharsets.UTF_8));
+            process.flush();
+            release.countDown();
+            quiet.get(10, TimeUnit.SECONDS);
             process.close();
             pump.done().get(10, TimeUnit.SECONDS);
+            // The block in progress was kept; what was read after detaching was dropped.
             assertThat(taken).containsExactly("first");
         } finally {
             release.countDown();
