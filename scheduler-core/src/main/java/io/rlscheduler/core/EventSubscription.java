@@ -1,11 +1,12 @@
 package io.rlscheduler.core;
 
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.Range;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -53,7 +54,7 @@ public final class EventSubscription implements AutoCloseable {
             // Pin "only new events" to the stream's current end now, so nothing between start and
             // the first read is missed.
             List<StreamMessage<String, String>> last = subscription.connection.sync().xrevrange(stream,
-                    Range.create("-", "+"), io.lettuce.core.Limit.create(0, 1));
+                    Range.create("-", "+"), Limit.create(0, 1));
             subscription.lastId = last.isEmpty() ? "0" : last.get(0).getId();
         }
         subscription.thread.start();

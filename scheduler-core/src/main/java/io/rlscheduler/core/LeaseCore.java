@@ -716,6 +716,7 @@ public final class LeaseCore implements AutoCloseable {
             // Skipping does not measure strings: read the tree, which refuses one over the limit
             // as every later reader of the spec would.
             requireJsonObjectTree(json, what);
+            return;
         }
         try (JsonParser parser = Replies.JSON.getFactory().createParser(json)) {
             if (parser.nextToken() != JsonToken.START_OBJECT) {
