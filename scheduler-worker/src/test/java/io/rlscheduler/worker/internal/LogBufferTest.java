@@ -36,6 +36,17 @@ class LogBufferTest {
         }
     }
 
+    /** Adds a block to stdout on another thread: for a buffer that may hold the writer back. */
+    private static CompletableFuture<Long> addInBackground(LogBuffer buffer, LineBlock lines) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return buffer.add(LogStream.LOG_STREAM_STDOUT, lines);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     @Test
     void batchesTakeTheUnsentLinesInOrderUpToTheirLimits() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 100);
@@ -82,13 +93,7 @@ class LogBufferTest {
     void aFullBufferHoldsTheWriterBackUntilAnAck() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 3);
         add(buffer, 3);
-        CompletableFuture<Long> fourth = CompletableFuture.supplyAsync(() -> {
-            try {
-                return buffer.add(LogStream.LOG_STREAM_STDOUT, "fourth");
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Long> fourth = addInBackground(buffer, block("fourth"));
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !fourth.isDone());
         assertThat(sequences(buffer.nextBatch(10, 1 << 20))).containsExactly(1L, 2L, 3L);
         buffer.ack(1);
@@ -130,13 +135,7 @@ class LogBufferTest {
     void sealingReleasesABlockedReaderAndDropsItsLinesSoTheLastSequenceIsFinal() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 3);
         add(buffer, 3);
-        CompletableFuture<Long> blocked = CompletableFuture.supplyAsync(() -> {
-            try {
-                return buffer.add(LogStream.LOG_STREAM_STDOUT, block("late 1", "late 2"));
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
 
         buffer.seal();
