@@ -16,6 +16,7 @@ Redis CPU per task of both. Python 3 standard library only; use a redis-server n
   python3 scripts/lua_floor.py --port 7777 --ops     # single operations of the scheduler's scripts
 """
 import argparse
+import json
 import importlib.util
 import os
 import statistics
@@ -130,6 +131,15 @@ OPS = [
     ('4 task events in one entry, per event', "for i=1,N/4 do for j=1,4 do emit_task(ARGV[2], 'RUNNING','SUCCEEDED','1764546000123456','w1','1','exited with code 0','worker',1764546000123) end; flush_events() end"),
     ('ZADD + ZREM of a state index', "for i=1,N do redis.call('ZADD', K_STATE.RUNNING, '123456', ARGV[2]..i); redis.call('ZREM', K_STATE.RUNNING, ARGV[2]..i) end"),
     ('ZADD to the deadlines', "for i=1,N do redis.call('ZADD', K_DEADLINES, '1764546003600000', ARGV[2]..i) end"),
+    # The record as a hash of its own instead (scripts/experiments/task-record-hash.patch): what its
+    # commands cost, against cjson on the one JSON value. The hash {ops..}:tasks:<id> holds the
+    # record's 27 fields as text (ops() writes it).
+    ('cjson.decode of the record alone', "local raw=redis.call('HGET', K_TASKS, ARGV[2]); local j=string.sub(raw,1,string.find(raw,'\\n',1,true)-1); for i=1,N do cjson.decode(j) end"),
+    ('cmsgpack.unpack of the record', "local st=load_task(ARGV[2]); st.history=nil; local m=cmsgpack.pack(st); for i=1,N do cmsgpack.unpack(m) end"),
+    ('hash: HMGET of 6 fields', "local k=K_TASKS..':'..ARGV[2]; for i=1,N do redis.call('HMGET', k, 'state', 'epoch', 'worker', 'session', 'seq', 'attempt') end"),
+    ('hash: HSET of 5 fields', "local k=K_TASKS..':'..ARGV[2]; for i=1,N do redis.call('HSET', k, 'state', 'RUNNING', 'updated_at', '1764546000125', 'reason', 'started on w1', 'started_at', '1764546000125', 'deadline', '1764546003600000') end"),
+    ('hash: HSET of all 27 fields', "local k=K_TASKS..':'..ARGV[2]; local a={}; for f, v in pairs(cjson.decode(ARGV[3])) do a[#a+1]=f; a[#a+1]=v end; for i=1,N do redis.call('HSET', k, unpack(a)) end"),
+    ('hash: APPEND a history entry', "local k=K_TASKS..':'..ARGV[2]..':history'; local e=history_entry('1764546000123','RUNNING','SUCCEEDED','1764546000123456','w1','exited with code 0'); for i=1,N do redis.call('APPEND', k..i, ','..e) end"),
 ]
 
 
@@ -149,6 +159,8 @@ def ops(r, n=200, reps=20):
                              '"reason":"claimed by w1"}' % (a, b) for a, b in [('', 'QUEUED'), ('QUEUED', 'ASSIGNED'), ('ASSIGNED', 'RUNNING')]) + ']'
     task = 'm-0b8f6a8e-1f1e-4f5e-9d7a-3c1f7b1a2e44'
     r('HSET', keys[0], task, record + '\n' + history)
+    fields = {k: ('1' if v is True else '0' if v is False else '{}' if v == {} else v) for k, v in json.loads(record).items() if k != 'id'}
+    r('HSET', keys[0] + ':' + task, *[x for kv in fields.items() for x in kv])
     base = r('SCRIPT', 'LOAD', lib + '\nlocal N = tonumber(ARGV[1])\nreturn 1')
     try:
         for name, body in OPS:
@@ -157,15 +169,22 @@ def ops(r, n=200, reps=20):
             for _ in range(3):
                 s0 = r.totals()[0].get('evalsha', (0, 0))[1]
                 for _ in range(reps):
-                    r('EVALSHA', sha, len(keys), *keys, str(n), task)
+                    r('EVALSHA', sha, len(keys), *keys, str(n), task, json.dumps(fields))
                 s1 = r.totals()[0].get('evalsha', (0, 0))[1]
                 for _ in range(reps):
-                    r('EVALSHA', base, len(keys), *keys, str(n), task)
+                    r('EVALSHA', base, len(keys), *keys, str(n), task, json.dumps(fields))
                 s2 = r.totals()[0].get('evalsha', (0, 0))[1]
                 got.append(((s1 - s0) - (s2 - s1)) / (reps * n))
             print('%-36s %.2f us (min of 3; all: %s)' % (name, min(got), ', '.join('%.2f' % g for g in got)))
     finally:
-        r('DEL', *keys)
+        r('DEL', *keys, keys[0] + ':' + task)
+        cursor = '0'
+        while True:
+            cursor, found = r('SCAN', cursor, 'MATCH', keys[0] + ':*', 'COUNT', '1000')
+            if found:
+                r('DEL', *found)
+            if cursor == '0':
+                break
 
 
 def run(r, tasks, batch, warmup):

@@ -91,7 +91,14 @@ def source(lua_dir, name):
                                'if not body_ok then error(body_result, 0) end', 'return body_result'])
 
 
-def run(redis, lua_dir, tasks, batch, warmup):
+def evalsha_usec(redis):
+    for line in redis('INFO', 'commandstats').splitlines():
+        if line.startswith('cmdstat_evalsha:'):
+            return int(line.split('usec=')[1].split(',')[0])
+    return 0
+
+
+def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
     ns = 'lw' + uuid.uuid4().hex[:8]
     prefix = '{%s}:' % ns
     core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
@@ -100,8 +107,17 @@ def run(redis, lua_dir, tasks, batch, warmup):
     # finish.lua takes the attempt's output line count as a tenth argument since it stores log_lines.
     finish_extra = ['0'] if 'log_lines' in source(lua_dir, 'finish') else []
 
+    per_script = {}
+    measuring = [False]
+
     def script(name, keys, args):
-        return json.loads(redis('EVALSHA', sha[name], len(keys), *keys, *args))
+        if not (by_script and measuring[0]):
+            return json.loads(redis('EVALSHA', sha[name], len(keys), *keys, *args))
+        # --by-script: EVALSHA time of this one call, from commandstats before and after it.
+        before = evalsha_usec(redis)
+        answer = redis('EVALSHA', sha[name], len(keys), *keys, *args)
+        per_script[name] = per_script.get(name, 0) + evalsha_usec(redis) - before
+        return json.loads(answer)
 
     spec = json.dumps({'script': 'noop.py', 'params': {}, 'cpu_slots': 1, 'gpus': 0, 'pad': 'x' * 80})
     workers = [('w%d' % i, 's' + uuid.uuid4().hex) for i in range(4)]
@@ -142,16 +158,27 @@ def run(redis, lua_dir, tasks, batch, warmup):
     try:
         round_trip(warmup, 'warm')
         stats0, cpu0 = redis.totals()
+        measuring[0] = True
         round_trip(tasks, 'm')
+        measuring[0] = False
         stats1, cpu1 = redis.totals()
     finally:
         keys = core + [prefix + 'owner:bench'] + [prefix + 'workers:res:' + w for w, _ in workers]
         redis('DEL', *keys)
+        # Keys of each task's own, where the scripts write any (scripts/experiments/task-record-hash.patch does).
+        cursor = '0'
+        while True:
+            cursor, found = redis('SCAN', cursor, 'MATCH', prefix + 'tasks:*', 'COUNT', '1000')
+            if found:
+                redis('DEL', *found)
+            if cursor == '0':
+                break
     delta = {k: (v[0] - stats0.get(k, (0, 0))[0], v[1] - stats0.get(k, (0, 0))[1]) for k, v in stats1.items()}
     commands = sum(c for k, (c, _) in delta.items() if k != 'info')
     return {'redis_cpu_us_per_task': 1e6 * (cpu1 - cpu0) / tasks,
             'evalsha_us_per_task': delta.get('evalsha', (0, 0))[1] / tasks,
-            'commands_per_task': commands / tasks}
+            'commands_per_task': commands / tasks,
+            'evalsha_us_per_task_by_script': {k: v / tasks for k, v in per_script.items()}}
 
 
 def main():
@@ -164,21 +191,33 @@ def main():
     p.add_argument('--tasks', type=int, default=3000, help='tasks measured per run')
     p.add_argument('--warmup', type=int, default=2000, help='tasks run first, not measured')
     p.add_argument('--batch', type=int, default=8, help='calls per submit, ack and finish run (the bench sees about 8)')
+    p.add_argument('--by-script', action='store_true',
+                   help='also EVALSHA time per task of each script (an INFO call around every script call, not counted '
+                        'in EVALSHA time but in Redis CPU: compare the by-script figures, not the CPU, of such runs)')
     a = p.parse_args()
     redis = Redis(a.host, a.port)
     if not a.ab:
-        r = run(redis, a.lua, a.tasks, a.batch, a.warmup)
+        r = run(redis, a.lua, a.tasks, a.batch, a.warmup, a.by_script)
         print('Redis CPU %.1f us/task, EVALSHA %.1f us/task, %.2f commands/task' % (
             r['redis_cpu_us_per_task'], r['evalsha_us_per_task'], r['commands_per_task']))
+        if a.by_script:
+            print('EVALSHA us/task by script: ' + ', '.join(
+                '%s %.1f' % kv for kv in r['evalsha_us_per_task_by_script'].items()))
         return
     results = {0: [], 1: []}
     for _ in range(a.reps):
         for i, d in enumerate(a.ab):
-            results[i].append(run(redis, d, a.tasks, a.batch, a.warmup))
+            results[i].append(run(redis, d, a.tasks, a.batch, a.warmup, a.by_script))
     for i, d in enumerate(a.ab):
         cpu = sorted(r['redis_cpu_us_per_task'] for r in results[i])
-        print('%s: Redis CPU us/task min %.1f p25 %.1f median %.1f; %.2f commands/task (%d runs)' % (
-            'AB'[i], cpu[0], cpu[len(cpu) // 4], statistics.median(cpu), results[i][0]['commands_per_task'], len(cpu)))
+        evalsha = sorted(r['evalsha_us_per_task'] for r in results[i])
+        print('%s: Redis CPU us/task min %.1f p25 %.1f median %.1f; EVALSHA median %.1f; %.2f commands/task (%d runs)' % (
+            'AB'[i], cpu[0], cpu[len(cpu) // 4], statistics.median(cpu), statistics.median(evalsha),
+            results[i][0]['commands_per_task'], len(cpu)))
+        if a.by_script:
+            names = results[i][0]['evalsha_us_per_task_by_script'].keys()
+            print('   EVALSHA us/task by script, median: ' + ', '.join('%s %.1f' % (
+                n, statistics.median(r['evalsha_us_per_task_by_script'][n] for r in results[i])) for n in names))
 
 
 if __name__ == '__main__':
