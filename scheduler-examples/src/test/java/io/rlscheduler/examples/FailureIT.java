@@ -263,6 +263,26 @@ class FailureIT {
     }
 
     @Test
+    void attemptWhoseExecutorThrowsAnErrorOnStartEndsFailedInsteadOfHoldingItsLeaseForever() throws Exception {
+        // Found by review: launch caught only IOException and RuntimeException, so an Error from
+        // the executor (here what an in-JVM executor missing a class throws) left the attempt
+        // tracked and never ended: every heartbeat renewed its lease and the task stayed RUNNING.
+        SchedulerMaster master = master("m1");
+        io.rlscheduler.worker.TaskExecutor broken = (context, output) -> {
+            throw new NoClassDefFoundError("org/example/TrainingLoop");
+        };
+        closing(SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort())
+                .redis(redis.getUri()).workerId("wc").secret(SECRET).coreOptions(options).gpuIds(0).cpuSlots(2)
+                .scriptRoots(Cluster.TEST_SCRIPTS).runRoot(dir.resolve("runs")).stateDirectory(dir.resolve("state-wc"))
+                .executor(broken).nvidiaSmi(dir.resolve("no-nvidia-smi").toString()).build().start());
+        TaskHandle run = master.submit(TaskSpec.python("noop.py").taskId("error-1").maxAttempts(1).build());
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.FAILED);
+        assertThat(result.getError()).contains("org/example/TrainingLoop");
+        assertThat(result.getAttempts()).isEqualTo(1);
+    }
+
+    @Test
     void frozenWorkerReturningIsFencedAndNeverOverwritesTheNewAttempt() throws Exception {
         SchedulerMaster master = master("m1");
         JvmProcess a = workerJvm("wa", master, redis.getUri());

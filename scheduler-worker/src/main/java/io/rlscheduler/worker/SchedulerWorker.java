@@ -407,15 +407,23 @@ public final class SchedulerWorker implements AutoCloseable {
                     task.getTimeoutMs() > 0 ? Duration.ofMillis(task.getTimeoutMs()) : null);
             Attempt running = attempt;
             execution = executor.start(context, new AttemptOutput(running));
-        } catch (IOException | RuntimeException e) {
-            log.warn("task {} could not be started: {}", task.getTaskId(), e.getMessage());
+        } catch (IOException | RuntimeException | Error e) {
+            // An Error too (an in-JVM executor's NoClassDefFoundError, an OutOfMemoryError while
+            // starting a reader thread): left uncaught, it would leave the attempt tracked and
+            // never ended, its lease renewed by every heartbeat, the task RUNNING for good.
+            if (e instanceof Error) {
+                log.error("task {} could not be started: the executor threw", task.getTaskId(), e);
+            } else {
+                log.warn("task {} could not be started: {}", task.getTaskId(), e.getMessage());
+            }
             if (attempt == null) {
                 attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
                         new MetricsCollector(1000), config.runRoot.resolve(task.getTaskId()));
                 track(attempt);
             }
             output(attempt, LogStream.LOG_STREAM_STDERR, "rl-scheduler: task could not be started: " + e.getMessage());
-            send(refusal(task, ErrorCode.ERROR_CODE_INVALID_REQUEST, String.valueOf(e.getMessage())));
+            send(refusal(task, e instanceof Error ? ErrorCode.ERROR_CODE_INTERNAL : ErrorCode.ERROR_CODE_INVALID_REQUEST,
+                    String.valueOf(e.getMessage())));
             ended(attempt, TaskState.FAILED, null, "launch failed: " + e.getMessage(),
                     TaskReportStatus.TASK_REPORT_STATUS_LAUNCH_FAILED);
             return;
