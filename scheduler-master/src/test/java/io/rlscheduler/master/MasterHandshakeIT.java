@@ -207,6 +207,89 @@ class MasterHandshakeIT {
     }
 
     @Test
+    void batchBeyondAGapIsAnsweredWithOneResendRequestPerAcknowledgedLine() throws Exception {
+        // Found by review: a batch beyond a gap was acknowledged at the old value and nothing
+        // more; a worker on a live connection never resent, so the attempt's log stalled for good.
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1", FrameFormat.MINOR_VERSION)));
+        awaitAccepted(c);
+        c.channel.writeAndFlush(chunkBatch("t-gap", 1, "one\ntwo\n"));
+        awaitLogAck(c, "t-gap", 2);
+        assertThat(logAcks(c, "t-gap")).noneMatch(LogAck::getResend);
+
+        // Lines 3 and 4 never arrived: the batch at 5 asks for them.
+        c.channel.writeAndFlush(chunkBatch("t-gap", 5, "five\n"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap").size() == 2);
+        assertThat(logAcks(c, "t-gap").get(1)).satisfies(ack -> {
+            assertThat(ack.getAckedSequence()).isEqualTo(2);
+            assertThat(ack.getResend()).isTrue();
+        });
+        // A batch beyond the same gap, sent before the worker saw the request: no second request.
+        c.channel.writeAndFlush(chunkBatch("t-gap", 6, "six\n"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap").size() == 3);
+        assertThat(logAcks(c, "t-gap").get(2)).satisfies(ack -> {
+            assertThat(ack.getAckedSequence()).isEqualTo(2);
+            assertThat(ack.getResend()).isFalse();
+        });
+        // The resend fills the gap; the lines already on their way come again and are skipped.
+        c.channel.writeAndFlush(chunkBatch("t-gap", 3, "three\nfour\nfive\nsix\n"));
+        awaitLogAck(c, "t-gap", 6);
+        Path file = dir.resolve("logs").resolve("t-gap.log");
+        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactly("TRACE_ID:unknown",
+                "##RLS_ATTEMPT attempt=0 epoch=4", "one", "two", "three", "four", "five", "six");
+        // A new gap later is asked for again.
+        c.channel.writeAndFlush(chunkBatch("t-gap", 9, "nine\n"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap").size() == 5);
+        assertThat(logAcks(c, "t-gap").get(4)).satisfies(ack -> {
+            assertThat(ack.getAckedSequence()).isEqualTo(6);
+            assertThat(ack.getResend()).isTrue();
+        });
+        assertThat(c.received).noneMatch(m -> m instanceof ErrorReply);
+    }
+
+    @Test
+    void aWorkerOfMinorOneIsNeverAskedToResend() throws Exception {
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1", 1)));
+        assertThat(awaitAccepted(c).getProtocolMinor()).isEqualTo(1);
+        c.channel.writeAndFlush(chunkBatch("t-gap1", 3, "three\n"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap1").size() == 1);
+        assertThat(logAcks(c, "t-gap1").get(0)).satisfies(ack -> {
+            assertThat(ack.getAckedSequence()).isZero();
+            assertThat(ack.getResend()).as("a field minor 1 does not know").isFalse();
+        });
+    }
+
+    @Test
+    void aBatchThatCannotBeWrittenIsAskedForAgainUntilItIs() throws Exception {
+        // The task's log path is a directory: every write of it fails, as on a full disk.
+        Path blocked = Files.createDirectories(dir.resolve("logs").resolve("t-fail.log"));
+        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1", FrameFormat.MINOR_VERSION)));
+        awaitAccepted(c);
+        c.channel.writeAndFlush(chunkBatch("t-fail", 1, "one\ntwo\n"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> !logAcks(c, "t-fail").isEmpty());
+        assertThat(logAcks(c, "t-fail")).singleElement().satisfies(ack -> {
+            assertThat(ack.getResend()).isTrue();
+            assertThat(ack.getAckedSequence()).as("acknowledges nothing new").isZero();
+        });
+        // Room again: the resent batch is written and acknowledged.
+        Files.delete(blocked);
+        c.channel.writeAndFlush(chunkBatch("t-fail", 1, "one\ntwo\n"));
+        awaitLogAck(c, "t-fail", 2);
+        assertThat(Files.readAllLines(blocked, StandardCharsets.UTF_8)).containsExactly("TRACE_ID:unknown",
+                "##RLS_ATTEMPT attempt=0 epoch=4", "one", "two");
+        assertThat(c.channel.isActive()).isTrue();
+    }
+
+    private static LogBatch chunkBatch(String taskId, long first, String text) {
+        return LogBatch.newBuilder().setTaskId(taskId).setEpoch(4).addChunks(LogChunk.newBuilder().setFirstSequence(first)
+                .setStream(LogStream.LOG_STREAM_STDOUT).setText(ByteString.copyFromUtf8(text))).build();
+    }
+
+    private static List<LogAck> logAcks(Client c, String taskId) {
+        return c.received.stream().filter(m -> m instanceof LogAck ack && ack.getTaskId().equals(taskId))
+                .map(m -> (LogAck) m).toList();
+    }
+
+    @Test
     void newerWorkerIsAnsweredTheMastersOwnMinor() {
         Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w-new", FrameFormat.MINOR_VERSION + 5)));
         assertThat(awaitAccepted(c).getProtocolMinor()).isEqualTo(FrameFormat.MINOR_VERSION);

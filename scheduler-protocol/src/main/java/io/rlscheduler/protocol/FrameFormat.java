@@ -25,9 +25,9 @@ public final class FrameFormat {
 
     /**
      * Protocol minor version this build speaks; negotiated down to the lower one in the handshake.
-     * 1 added {@code LogBatch.chunks} ({@link LogChunk}).
+     * 1 added {@code LogBatch.chunks} ({@link LogChunk}); 2 added {@code LogAck.resend}.
      */
-    public static final int MINOR_VERSION = 1;
+    public static final int MINOR_VERSION = 2;
 
     /** Bytes in the header: magic, version, length and type. */
     public static final int HEADER_LENGTH = 10;

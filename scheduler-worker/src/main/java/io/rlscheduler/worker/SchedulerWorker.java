@@ -316,7 +316,17 @@ public final class SchedulerWorker implements AutoCloseable {
                 Attempt a = attempts.get(ack.getTaskId());
                 if (a != null && a.getLease().getEpoch() == ack.getEpoch()) {
                     a.getLogs().ack(ack.getAckedSequence());
-                    forgetIfDelivered(a);
+                    if (ack.getResend()) {
+                        // The master lacks lines it was sent (a write failed, or it is a new
+                        // master without them): everything unacknowledged goes again, now; the
+                        // master skips what it has.
+                        log.info("master asks to resend the log of task {} after line {}", ack.getTaskId(),
+                                ack.getAckedSequence());
+                        a.getLogs().resend();
+                        flushLogs();
+                    } else {
+                        forgetIfDelivered(a);
+                    }
                 }
             } else if (msg instanceof TaskStatusAck ack) {
                 Attempt a = attempts.get(ack.getTaskId());

@@ -72,10 +72,12 @@ import static org.awaitility.Awaitility.await;
  * master would, and acknowledges log batches, heartbeats and reports as the master does.
  *
  * <p>Proves the rule of docs/protocol.md "Version rules": with an agreed minor 0 the worker sends
- * one {@code LogLine} per line and never a {@code LogChunk}; with minor 1 it sends chunks and
+ * one {@code LogLine} per line and never a {@code LogChunk}; from minor 1 it sends chunks and
  * never lines; either way the sequence numbers run 1..N without gap, the text arrives as printed
  * (a CR inside a line as a space, non-ASCII intact), and once everything is acknowledged the
- * worker keeps nothing for the task (a reconnect resends no line and no report).
+ * worker keeps nothing for the task (a reconnect resends no line and no report). And, with a
+ * master of minor 2 that loses a batch and asks for it ({@code LogAck.resend}), that the worker
+ * resends on the same connection.
  */
 class OldMasterCompatibilityIT {
 
@@ -158,41 +160,16 @@ class OldMasterCompatibilityIT {
     }
 
     @ParameterizedTest(name = "master answers minor {0}")
-    @ValueSource(ints = {0, 1})
+    @ValueSource(ints = {0, 1, 2})
     void theWorkerSendsOnlyTheLogFormOfTheAgreedMinorVersionAndDeliversEveryLine(int masterMinor, TestRedis redis)
             throws Exception {
-        standIn = new StandIn(masterMinor);
-        serverChannel = new ServerBootstrap().group(serverGroup).channel(NettyTransport.nio().serverChannel())
-                .childHandler(new ProtocolChannelInitializer(ProtocolOptions.defaults(), standIn::newConnection))
-                .bind("127.0.0.1", 0).syncUninterruptibly().channel();
-        int port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
-
-        worker = SchedulerWorker.builder().masters("127.0.0.1:" + port).redis(redis.getUri())
-                .workerId(WORKER_ID).secret(SECRET).coreOptions(options).gpuIds(List.of()).cpuSlots(2)
-                .memoryBytes(1L << 30).scriptRoots(dir.resolve("scripts")).runRoot(dir.resolve("runs"))
-                .stateDirectory(dir.resolve("state")).killGrace(Duration.ofSeconds(1))
-                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
-                .logBatchLines(7).logFlushInterval(Duration.ofMillis(20))
-                .nvidiaSmi(dir.resolve("no-nvidia-smi-here").toString()).build().start();
-        await().atMost(Duration.ofSeconds(10)).until(worker::isConnected);
-        Connection first = standIn.ready(null);
-        assertThat(first).as("the stand-in accepted the worker").isNotNull();
+        standIn = new StandIn(masterMinor, false);
+        String taskId = "compat-" + masterMinor;
+        Started started = launch(taskId, redis);
+        Connection first = started.connection();
+        Assignment a = started.assignment();
         assertThat(first.hello.getProtocolMinor()).as("the worker announces its own minor version")
                 .isEqualTo(FrameFormat.MINOR_VERSION);
-
-        // As the master does: submit, claim for the connected worker's session, send ExecuteTask.
-        String taskId = "compat-" + masterMinor;
-        assertThat(core.submit(TaskDefinition.builder(taskId).traceId("trace-" + taskId).build())
-                .get(10, TimeUnit.SECONDS).isCreated()).isTrue();
-        ClaimResult claim = core.claim(WORKER_ID, worker.getSessionId(), 1, "claim-" + taskId).get(10, TimeUnit.SECONDS);
-        assertThat(claim.getStatus()).isEqualTo(ClaimStatus.OK);
-        assertThat(claim.getAssignments()).hasSize(1);
-        Assignment a = claim.getAssignments().get(0);
-        first.channel.writeAndFlush(ExecuteTask.newBuilder().setTaskId(a.getTaskId()).setEpoch(a.getEpoch())
-                .setAttempt(a.getAttempt()).setTraceId("trace-" + taskId).setScript(SCRIPT).setParametersJson("{}")
-                .setResources(ResourceRequest.newBuilder().setGpus(0).setCpuSlots(a.getCpuSlots())
-                        .setMemoryBytes(a.getMemoryBytes()))
-                .build()).syncUninterruptibly();
 
         await().atMost(Duration.ofSeconds(20)).until(() -> first.of(TaskStatusReport.class).size() == 1);
         assertThat(first.of(ExecuteTaskAck.class)).singleElement()
@@ -254,6 +231,68 @@ class OldMasterCompatibilityIT {
         assertThat(worker.getRunningTaskIds()).isEmpty();
     }
 
+    @org.junit.jupiter.api.Test
+    void linesTheMasterLacksAreResentOnTheSameConnectionWhenItAsks(TestRedis redis) throws Exception {
+        // Found by review: the worker resent unacknowledged lines only after a reconnect, so a
+        // master that lost a batch (a failed write) acknowledged the old value forever and the
+        // attempt's log stalled; once maxBufferedLines waited, the task itself blocked.
+        standIn = new StandIn(FrameFormat.MINOR_VERSION, true);
+        Started started = launch("resend-1", redis);
+        Connection first = started.connection();
+
+        int n = expectedStdout().size() + EXPECTED_STDERR.size();
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n && first.of(TaskStatusReport.class).size() == 1);
+        assertThat(first.of(TaskStatusReport.class).get(0).getStatus()).isEqualTo(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED);
+        assertThat(first.lostOne).isTrue();
+        assertThat(first.resendsAsked).isPositive();
+        assertThat(standIn.connections).as("resent on the same connection, no reconnect").hasSize(1);
+        assertThat(first.kept).extracting(LogLine::getSequence)
+                .containsExactlyElementsOf(LongStream.rangeClosed(1, n).boxed().collect(Collectors.toList()));
+        assertThat(first.kept).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDOUT).extracting(LogLine::getText)
+                .containsExactlyElementsOf(expectedStdout());
+        assertThat(first.kept).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDERR).extracting(LogLine::getText)
+                .containsExactlyElementsOf(EXPECTED_STDERR);
+    }
+
+    private record Started(Connection connection, Assignment assignment) {
+    }
+
+    /**
+     * Starts the stand-in's server (after {@link #standIn} is set) and the worker, then submits
+     * {@code taskId}, claims it for the worker and sends it the task as the master does.
+     */
+    private Started launch(String taskId, TestRedis redis) throws Exception {
+        serverChannel = new ServerBootstrap().group(serverGroup).channel(NettyTransport.nio().serverChannel())
+                .childHandler(new ProtocolChannelInitializer(ProtocolOptions.defaults(), standIn::newConnection))
+                .bind("127.0.0.1", 0).syncUninterruptibly().channel();
+        int port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+
+        worker = SchedulerWorker.builder().masters("127.0.0.1:" + port).redis(redis.getUri())
+                .workerId(WORKER_ID).secret(SECRET).coreOptions(options).gpuIds(List.of()).cpuSlots(2)
+                .memoryBytes(1L << 30).scriptRoots(dir.resolve("scripts")).runRoot(dir.resolve("runs"))
+                .stateDirectory(dir.resolve("state")).killGrace(Duration.ofSeconds(1))
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200))
+                .logBatchLines(7).logFlushInterval(Duration.ofMillis(20))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi-here").toString()).build().start();
+        await().atMost(Duration.ofSeconds(10)).until(worker::isConnected);
+        Connection first = standIn.ready(null);
+        assertThat(first).as("the stand-in accepted the worker").isNotNull();
+
+        // As the master does: submit, claim for the connected worker's session, send ExecuteTask.
+        assertThat(core.submit(TaskDefinition.builder(taskId).traceId("trace-" + taskId).build())
+                .get(10, TimeUnit.SECONDS).isCreated()).isTrue();
+        ClaimResult claim = core.claim(WORKER_ID, worker.getSessionId(), 1, "claim-" + taskId).get(10, TimeUnit.SECONDS);
+        assertThat(claim.getStatus()).isEqualTo(ClaimStatus.OK);
+        assertThat(claim.getAssignments()).hasSize(1);
+        Assignment a = claim.getAssignments().get(0);
+        first.channel.writeAndFlush(ExecuteTask.newBuilder().setTaskId(a.getTaskId()).setEpoch(a.getEpoch())
+                .setAttempt(a.getAttempt()).setTraceId("trace-" + taskId).setScript(SCRIPT).setParametersJson("{}")
+                .setResources(ResourceRequest.newBuilder().setGpus(0).setCpuSlots(a.getCpuSlots())
+                        .setMemoryBytes(a.getMemoryBytes()))
+                .build()).syncUninterruptibly();
+        return new Started(first, a);
+    }
+
     /** The lines of the batches in arrival order, chunks turned into lines with the protocol's own helper. */
     private static List<LogLine> linesOf(List<LogBatch> batches) {
         List<LogLine> lines = new ArrayList<>();
@@ -269,10 +308,13 @@ class OldMasterCompatibilityIT {
     /** A master that speaks minor {@code minor}: the real codec and proofs, its own replies. */
     private static final class StandIn {
         final int minor;
+        /** Whether the first log batch is lost (as a master whose write failed loses it). */
+        final boolean loseFirstBatch;
         final List<Connection> connections = new CopyOnWriteArrayList<>();
 
-        StandIn(int minor) {
+        StandIn(int minor, boolean loseFirstBatch) {
             this.minor = minor;
+            this.loseFirstBatch = loseFirstBatch;
         }
 
         /** The newest connection that passed the handshake and is still open, other than {@code not}; or null. */
@@ -302,6 +344,11 @@ class OldMasterCompatibilityIT {
         volatile Hello hello;
         volatile boolean accepted;
         volatile long lastAcked;
+        /** The lines "written", in order: each sequence number once. */
+        final List<LogLine> kept = new CopyOnWriteArrayList<>();
+        volatile boolean lostOne;
+        volatile long resendAskedAt = -1;
+        volatile int resendsAsked;
 
         Connection(StandIn standIn) {
             this.standIn = standIn;
@@ -343,14 +390,27 @@ class OldMasterCompatibilityIT {
             } else if (msg instanceof Heartbeat hb) {
                 ctx.writeAndFlush(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build());
             } else if (msg instanceof LogBatch batch) {
-                // As the master: the highest contiguous sequence number it has "written".
-                for (LogLine line : linesOf(List.of(batch))) {
+                // As the master: the highest contiguous sequence number it has "written"; lines
+                // beyond a gap ask for a resend, once per acknowledged value (minor 2 on).
+                boolean lost = standIn.loseFirstBatch && !lostOne;
+                lostOne |= lost;
+                boolean gap = false;
+                for (LogLine line : lost ? List.<LogLine>of() : linesOf(List.of(batch))) {
                     if (line.getSequence() == lastAcked + 1) {
                         lastAcked++;
+                        kept.add(line);
+                    } else if (line.getSequence() > lastAcked + 1) {
+                        gap = true;
                     }
                 }
-                ctx.writeAndFlush(LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
-                        .setAckedSequence(lastAcked).build());
+                LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
+                        .setAckedSequence(lastAcked);
+                if ((lost || gap) && standIn.minor >= 2 && resendAskedAt != lastAcked) {
+                    resendAskedAt = lastAcked;
+                    resendsAsked++;
+                    ack.setResend(true);
+                }
+                ctx.writeAndFlush(ack.build());
             } else if (msg instanceof TaskStatusReport report) {
                 ctx.writeAndFlush(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
                         .setStatus(report.getStatus()).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());

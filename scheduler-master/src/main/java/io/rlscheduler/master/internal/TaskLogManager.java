@@ -471,6 +471,27 @@ public final class TaskLogManager implements AutoCloseable {
      *         once closed
      */
     public CompletableFuture<Long> appendChunks(String taskId, long epoch, List<LogChunk> chunks) {
+        return write(taskId, epoch, chunks).thenApply(Written::acked);
+    }
+
+    /**
+     * What a batch came to: the value to acknowledge (as {@link #appendChunks} returns it), and
+     * whether the batch holds lines beyond a gap, i.e. lines before them that the attempt's log
+     * would take are missing (the sender must resend what it has after {@code acked}). Never a gap
+     * for a stale batch, an ended attempt, or lines beyond the attempt's last.
+     */
+    public record Written(long acked, boolean gap) {
+    }
+
+    /**
+     * As {@link #appendChunks}, telling also whether the batch met a gap ({@link Written}).
+     *
+     * @param taskId the task (as received from a worker: it is checked)
+     * @param epoch  the batch's lease epoch
+     * @param chunks the chunks, in ascending sequence order
+     * @return as {@link #appendChunks}, with the gap flag
+     */
+    public CompletableFuture<Written> write(String taskId, long epoch, List<LogChunk> chunks) {
         try {
             pathOf(taskId);
             requireNotNegative(epoch, "epoch");
@@ -979,11 +1000,11 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
-        long append(String taskId, long epoch, List<LogChunk> chunks) throws IOException {
+        Written append(String taskId, long epoch, List<LogChunk> chunks) throws IOException {
             TaskLogState st = state(taskId);
             if (epoch < st.epoch) {
                 log.debug("task {}: log batch for epoch {} older than {}: stale, ignored", taskId, epoch, st.epoch);
-                return STALE;
+                return new Written(STALE, false);
             }
             if (epoch > st.epoch) {
                 startAttempt(st, epoch, 0, UNKNOWN_TRACE_ID);
@@ -992,7 +1013,17 @@ public final class TaskLogManager implements AutoCloseable {
                 writeChunks(st, chunks);
             }
             finishIfDue(st);
-            return st.lastSequence;
+            // Chunks ascend, so a batch with lines beyond a gap has its last chunk start beyond the
+            // next line: writeChunks stopped there, short of the attempt's last line.
+            boolean gap = !chunks.isEmpty() && st.ended == null
+                    && chunks.get(chunks.size() - 1).getFirstSequence() > st.lastSequence + 1
+                    && st.lastSequence < sequenceLimit(st);
+            return new Written(st.lastSequence, gap);
+        }
+
+        /** The highest sequence number the attempt's log takes: its last once it ended or its worker said where it ends. */
+        private static long sequenceLimit(TaskLogState st) {
+            return st.pendingEndSequence >= 0 ? Math.min(st.sequenceLimit, st.pendingEndSequence) : st.sequenceLimit;
         }
 
         void complete(String taskId, long epoch, long lastSequence, String finalState) throws IOException {
@@ -1318,7 +1349,7 @@ public final class TaskLogManager implements AutoCloseable {
             long last = st.lastSequence;
             // No line above the attempt's last: once it ended complete, or once its worker said
             // where it ends (a line beyond that cannot be the attempt's).
-            long limit = st.pendingEndSequence >= 0 ? Math.min(st.sequenceLimit, st.pendingEndSequence) : st.sequenceLimit;
+            long limit = sequenceLimit(st);
             if (!writesAny(st, chunks, limit)) {
                 return; // duplicates only, or beyond the end: leave a closed file closed
             }

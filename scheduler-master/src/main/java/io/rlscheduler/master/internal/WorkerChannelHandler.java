@@ -20,13 +20,17 @@ import io.rlscheduler.protocol.HelloAccepted;
 import io.rlscheduler.protocol.HelloRejected;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
+import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.RejectReason;
 import io.rlscheduler.protocol.ReportResult;
 import io.rlscheduler.protocol.TaskReportStatus;
 import io.rlscheduler.protocol.TaskStatusAck;
 import io.rlscheduler.protocol.TaskStatusReport;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,14 +45,29 @@ import org.slf4j.LoggerFactory;
  * enters the registry. After acceptance it relays heartbeats to the registry, log batches to the
  * log manager (acknowledging what is written) and status reports to the log manager and the
  * dispatcher. Nothing here blocks the event loop: the log manager and Redis are asynchronous.
+ *
+ * <p>When the log manager lacks lines the worker sent (a batch began beyond its next line, or a
+ * write failed), a worker of minor 2 or later is asked to resend ({@code LogAck.resend}): at once
+ * for a gap, but once per acknowledged value (the batches already on their way behind it meet
+ * the same gap and must not each cause another resend); {@link #RESEND_AFTER_FAILURE_MILLIS}
+ * after a failed write (a disk that is full stays full for a while), one pending per attempt.
  */
 public final class WorkerChannelHandler extends SimpleChannelInboundHandler<MessageLite> {
 
     private static final Logger log = LoggerFactory.getLogger(WorkerChannelHandler.class);
 
+    /** How long after a failed log write the worker is asked to resend. */
+    static final long RESEND_AFTER_FAILURE_MILLIS = 2_000;
+
     private final MasterContext context;
     private final ByteString serverNonce = HandshakeProof.newNonce();
+    /** Per attempt ("task#epoch") with a gap: the acknowledged value a resend was asked at. Touched by the log I/O threads. */
+    private final Map<String, Long> resendAsked = new ConcurrentHashMap<>();
+    /** Attempts whose resend after a failed write is scheduled. */
+    private final Set<String> resendScheduled = ConcurrentHashMap.newKeySet();
     private ConnectedWorker worker;
+    /** The minor version agreed in the handshake; read by the log I/O threads' callbacks. */
+    private volatile int agreedMinor;
     private ScheduledFuture<?> handshakeTimeout;
 
     public WorkerChannelHandler(MasterContext context) {
@@ -165,6 +184,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             previous.getChannel().close();
         }
         int minor = Math.min(FrameFormat.MINOR_VERSION, hello.getProtocolMinor());
+        agreedMinor = minor;
         ctx.writeAndFlush(HelloAccepted.newBuilder()
                 .setProtocolMinor(minor).setMasterId(context.masterId)
                 .setProof(HandshakeProof.acceptProof(context.secret, hello.getClientNonce(), serverNonce, context.masterId))
@@ -194,10 +214,9 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
-        CompletableFuture<Long> written = batch.getChunksCount() > 0
-                ? context.logs.appendChunks(batch.getTaskId(), batch.getEpoch(), batch.getChunksList())
-                : context.logs.append(batch.getTaskId(), batch.getEpoch(), batch.getLinesList());
-        written.whenComplete((acked, error) -> {
+        CompletableFuture<TaskLogManager.Written> written = context.logs.write(batch.getTaskId(), batch.getEpoch(),
+                batch.getChunksCount() > 0 ? batch.getChunksList() : LogChunks.fromLines(batch.getLinesList()));
+        written.whenComplete((result, error) -> {
             if (error instanceof IllegalArgumentException invalid) {
                 log.warn("worker {} sent a malformed log batch for task {}: {}", worker.getWorkerId(),
                         batch.getTaskId(), invalid.getMessage());
@@ -206,15 +225,47 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             } else if (error != null) {
                 log.error("cannot write log of task {}: {}", batch.getTaskId(), error.toString());
-            } else if (acked >= 0) {
-                ctx.channel().writeAndFlush(LogAck.newBuilder().setTaskId(batch.getTaskId())
-                        .setEpoch(batch.getEpoch()).setAckedSequence(acked).build());
+                if (agreedMinor >= 2) {
+                    resendLater(ctx, batch.getTaskId(), batch.getEpoch());
+                }
+            } else if (result.acked() >= 0) {
+                LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
+                        .setAckedSequence(result.acked());
+                if (result.gap() && agreedMinor >= 2) {
+                    Long asked = resendAsked.put(batch.getTaskId() + '#' + batch.getEpoch(), result.acked());
+                    if (asked == null || asked != result.acked()) {
+                        log.info("task {} epoch {}: lines after {} are missing from its log; the worker is asked to resend",
+                                batch.getTaskId(), batch.getEpoch(), result.acked());
+                        ack.setResend(true);
+                    }
+                } else if (!resendAsked.isEmpty()) {
+                    resendAsked.remove(batch.getTaskId() + '#' + batch.getEpoch());
+                }
+                ctx.channel().writeAndFlush(ack.build());
             } else {
                 ctx.channel().writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_STALE_EPOCH)
                         .setMessage("log batch of a stale attempt").setTaskId(batch.getTaskId())
                         .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             }
         });
+    }
+
+    /**
+     * Asks the worker, after {@link #RESEND_AFTER_FAILURE_MILLIS}, to resend the attempt's
+     * unacknowledged lines (acknowledging nothing new: the worker keeps what it has).
+     */
+    private void resendLater(ChannelHandlerContext ctx, String taskId, long epoch) {
+        String key = taskId + '#' + epoch;
+        if (!resendScheduled.add(key)) {
+            return;
+        }
+        ctx.channel().eventLoop().schedule(() -> {
+            resendScheduled.remove(key);
+            if (ctx.channel().isActive()) {
+                ctx.channel().writeAndFlush(LogAck.newBuilder().setTaskId(taskId).setEpoch(epoch).setAckedSequence(0)
+                        .setResend(true).build());
+            }
+        }, RESEND_AFTER_FAILURE_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     private void onStatus(ChannelHandlerContext ctx, TaskStatusReport report) {
