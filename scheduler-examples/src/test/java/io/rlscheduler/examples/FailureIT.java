@@ -5,6 +5,7 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
@@ -333,6 +334,52 @@ class FailureIT {
         await().atMost(Duration.ofSeconds(20)).until(() -> outputLines("failover-1").size() >= printed.size());
         assertThat(outputLines("failover-1")).as("one complete file across both masters").isEqualTo(printed);
         assertNoOverlap("failover-1", 1);
+    }
+
+    @Test
+    void standbyWithALogDirectoryOfItsOwnGoesOnWithTheLogAfterTheLinesItNeverGot() throws Exception {
+        // Found by review: a new leader without the lines the old one acknowledged (each master
+        // with its own log directory) met a gap the worker could never fill; the attempt's log
+        // stalled, and once maxBufferedLines waited the task blocked on its output for good.
+        JvmProcess m1 = closing(JvmProcess.builder(MasterMain.class).args(
+                        "--redis", redis.getUri().toURI().toString(), "--port", "0", "--bind", "127.0.0.1",
+                        "--secret", SECRET, "--namespace", options.getNamespace(), "--log-dir", dir.resolve("logs").toString(),
+                        "--heartbeat-ms", "200", "--liveness-ms", "1000", "--task-lease-ms", "3000",
+                        "--ack-timeout-ms", "2000", "--leader-lease-ms", "1000", "--reap-interval-ms", "200")
+                .logFile(dir.resolve("m1.log")).start());
+        String ready = m1.awaitOutput(line -> line.startsWith("master ") && line.contains(" ready at "), WAIT);
+        String m1Port = ready.replaceAll(".* ready at [^:]+:(\\d+).*", "$1");
+        Path ownLogs = dir.resolve("logs-m2");
+        SchedulerMaster m2 = closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+                .secret(SECRET).coreOptions(options).logDirectory(ownLogs).masterId("m2")
+                .leaderLease(Duration.ofSeconds(1)).reapInterval(Duration.ofMillis(200)).build().start());
+        closing(workerVia("w1", "127.0.0.1:" + m1Port + ",127.0.0.1:" + m2.getRpcAddress().getPort(), redis.getUri()));
+
+        TaskHandle run = m2.submit(marked("own-dir-1", 80, 0.05));
+        await().atMost(WAIT).until(() -> Files.exists(dir.resolve("logs/own-dir-1.log")) && outputLines("own-dir-1").size() >= 10);
+        m1.kill();
+        await().atMost(WAIT).until(m2::isLeader);
+
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).isEqualTo(1);
+        List<String> printed = Files.readAllLines(dir.resolve("runs/own-dir-1/attempt-1/printed.txt"));
+        Path file = ownLogs.resolve("own-dir-1.log");
+        await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(file)
+                && Files.readAllLines(file).stream().anyMatch(l -> l.startsWith("##RLS_END state=SUCCEEDED")));
+        List<String> lines = Files.readAllLines(file);
+        String marker = lines.stream().filter(l -> l.startsWith("##RLS_ATTEMPT ")).findFirst().orElseThrow();
+        assertThat(marker).as("the lines the first master acknowledged are named as missing here").contains(" after=");
+        int after = Integer.parseInt(marker.replaceAll(".* after=(\\d+).*", "$1"));
+        assertThat(after).isBetween(10, printed.size() - 1);
+        List<String> mine = lines.stream().filter(l -> !l.startsWith("TRACE_ID:") && !l.startsWith("##RLS_")).toList();
+        assertThat(mine).as("every line after them, once, in order").isEqualTo(printed.subList(after, printed.size()));
+        assertThat(outputLines("own-dir-1").subList(0, after)).as("the first master has the ones before")
+                .isEqualTo(printed.subList(0, after));
+        List<LogRecord> followed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        run.followLogs(followed::add).whenEnded().get(20, TimeUnit.SECONDS);
+        assertThat(followed).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
+                .containsExactlyElementsOf(java.util.stream.LongStream.rangeClosed(after + 1, printed.size()).boxed().toList());
     }
 
     @Test

@@ -25,7 +25,8 @@ public final class FrameFormat {
 
     /**
      * Protocol minor version this build speaks; negotiated down to the lower one in the handshake.
-     * 1 added {@code LogBatch.chunks} ({@link LogChunk}); 2 added {@code LogAck.resend}.
+     * 1 added {@code LogBatch.chunks} ({@link LogChunk}); 2 added {@code LogAck.resend} and
+     * {@code LogBatch.acknowledged}.
      */
     public static final int MINOR_VERSION = 2;
 

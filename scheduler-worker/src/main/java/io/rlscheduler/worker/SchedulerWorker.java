@@ -795,7 +795,12 @@ public final class SchedulerWorker implements AutoCloseable {
                 break;
             }
             LogBatch.Builder message = LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch());
-            if (link.agreedMinorVersion() >= 1) {
+            int minor = link.agreedMinorVersion();
+            if (minor >= 2) {
+                // What this worker can no longer resend: a master without those lines goes on after them.
+                message.setAcknowledged(logs.getAckedSequence());
+            }
+            if (minor >= 1) {
                 message.addAllChunks(batch);
             } else {
                 for (LogChunk chunk : batch) {

@@ -13,10 +13,17 @@ package io.rlscheduler.master.internal;
  * ##RLS_ATTEMPT attempt=&lt;n+1&gt; epoch=&lt;e2&gt;       the next attempt, and so on
  * </pre>
  *
+ * <p>An attempt marker may end with {@code after=<k>}: the lines after it have sequence numbers
+ * from k + 1, because lines up to k are not in this file (another master, whose log directory
+ * this one does not share, acknowledged them, and the worker no longer had them). It is written
+ * where such a gap begins: as the attempt's first marker, or as a second marker of the same
+ * attempt after the lines this file does have.
+ *
  * <p>Output text is stored as it was printed, except that CR and LF inside it become spaces (one
  * output line is one file line) and a line that begins with {@code ##RLS_} is stored behind the
  * escape prefix {@code "##RLS_TEXT "}, so a task cannot forge a marker by printing one. A line's
- * sequence number is not stored: it is its position after its attempt's marker.
+ * sequence number is not stored: it is its position after its attempt's marker (plus the
+ * marker's {@code after}).
  */
 final class LogFileFormat {
 
@@ -32,7 +39,11 @@ final class LogFileFormat {
     /** What a file line is. */
     enum Kind { HEADER, ATTEMPT, END, TEXT }
 
-    /** One parsed file line. Fields not belonging to its kind are 0, false or null. */
+    /**
+     * One parsed file line. Fields not belonging to its kind are 0, false or null; for an
+     * attempt marker, {@code last} is its {@code after} (0 without one): the sequence number
+     * before its next line.
+     */
     record Line(Kind kind, String text, int attempt, long epoch, String finalState, boolean complete, long last,
             String reason) {
 
@@ -59,7 +70,13 @@ final class LogFileFormat {
 
     /** Returns the marker line that starts an attempt. */
     static String attemptMarker(int attempt, long epoch) {
-        return ATTEMPT_PREFIX + "attempt=" + attempt + " epoch=" + epoch;
+        return attemptMarker(attempt, epoch, 0);
+    }
+
+    /** Returns the marker line that starts an attempt's lines after sequence {@code after} (0: from its first). */
+    static String attemptMarker(int attempt, long epoch, long after) {
+        String marker = ATTEMPT_PREFIX + "attempt=" + attempt + " epoch=" + epoch;
+        return after > 0 ? marker + " after=" + after : marker;
     }
 
     /** Returns the marker line that ends an attempt. */
@@ -119,17 +136,20 @@ final class LogFileFormat {
     private static Line parseAttempt(String fields) {
         Integer attempt = null;
         Long epoch = null;
+        long after = 0;
         for (String field : fields.split(" ")) {
             if (field.startsWith("attempt=")) {
                 attempt = Integer.parseInt(field.substring("attempt=".length()));
             } else if (field.startsWith("epoch=")) {
                 epoch = Long.parseLong(field.substring("epoch=".length()));
+            } else if (field.startsWith("after=")) {
+                after = Long.parseLong(field.substring("after=".length()));
             }
         }
-        if (attempt == null || epoch == null) {
+        if (attempt == null || epoch == null || after < 0) {
             throw new IllegalArgumentException("incomplete attempt marker");
         }
-        return new Line(Kind.ATTEMPT, null, attempt, epoch, null, false, 0, null);
+        return new Line(Kind.ATTEMPT, null, attempt, epoch, null, false, after, null);
     }
 
     private static Line parseEnd(String fields) {

@@ -372,7 +372,7 @@ final class LogFollower implements LogFollow {
             case ATTEMPT -> {
                 attempt = line.attempt();
                 epoch = line.epoch();
-                sequence = 0;
+                sequence = line.last(); // 0, or the lines another master acknowledged
             }
             case TEXT -> {
                 if (epoch >= 0) {

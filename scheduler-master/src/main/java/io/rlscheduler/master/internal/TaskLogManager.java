@@ -52,7 +52,9 @@ import org.slf4j.LoggerFactory;
  * The first line of a file is {@code TRACE_ID:<traceId>}; each attempt starts with a marker line
  * {@code ##RLS_ATTEMPT attempt=<n> epoch=<e>}, followed by its output lines (one file line per
  * output line; CR and LF inside a line become spaces), and may end with
- * {@code ##RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. Output lines that begin with
+ * {@code ##RLS_END state=<S> complete=<b> last=<n> [reason=<text>]}. A marker
+ * {@code ##RLS_ATTEMPT ... after=<k>} starts an attempt's lines at k + 1: the lines up to k were
+ * acknowledged by another master and are not in this file ({@link #write(String, long, long, List)}). Output lines that begin with
  * {@code ##RLS_} are stored behind the prefix {@code "##RLS_TEXT "}, so output cannot forge a marker.
  * The file is created with the first line a task prints: {@link #open} only records the attempt,
  * whose marker goes to the file with its first line, or with its end; an attempt that ends
@@ -492,7 +494,21 @@ public final class TaskLogManager implements AutoCloseable {
      * @return as {@link #appendChunks}, with the gap flag
      */
     public CompletableFuture<Written> write(String taskId, long epoch, List<LogChunk> chunks) {
+        return write(taskId, epoch, 0, chunks);
+    }
+
+    /**
+     * As {@link #write(String, long, List)}, from a worker that says it no longer has the lines up
+     * to {@code acknowledged} (some master acknowledged them). If this log lacks some of them (that
+     * master did not share this directory, or the file lost what the OS had not yet written), they
+     * cannot come any more: the log goes on after them, and the file records where with an attempt
+     * marker {@code after=<acknowledged>} (see {@link LogFileFormat}); a warning names the lines.
+     *
+     * @param acknowledged the highest sequence number the worker was acknowledged, 0 if none or unknown
+     */
+    public CompletableFuture<Written> write(String taskId, long epoch, long acknowledged, List<LogChunk> chunks) {
         try {
+            requireNotNegative(acknowledged, "acknowledged");
             pathOf(taskId);
             requireNotNegative(epoch, "epoch");
             Objects.requireNonNull(chunks, "chunks");
@@ -502,7 +518,7 @@ public final class TaskLogManager implements AutoCloseable {
         } catch (RuntimeException invalid) {
             return CompletableFuture.failedFuture(invalid);
         }
-        return submit(taskId, true, stripe -> stripe.append(taskId, epoch, chunks));
+        return submit(taskId, true, stripe -> stripe.append(taskId, epoch, acknowledged, chunks));
     }
 
     /** Checks what can be checked of a chunk without reading its text: it is read on the I/O thread. */
@@ -1000,7 +1016,7 @@ public final class TaskLogManager implements AutoCloseable {
             }
         }
 
-        Written append(String taskId, long epoch, List<LogChunk> chunks) throws IOException {
+        Written append(String taskId, long epoch, long acknowledged, List<LogChunk> chunks) throws IOException {
             TaskLogState st = state(taskId);
             if (epoch < st.epoch) {
                 log.debug("task {}: log batch for epoch {} older than {}: stale, ignored", taskId, epoch, st.epoch);
@@ -1008,6 +1024,9 @@ public final class TaskLogManager implements AutoCloseable {
             }
             if (epoch > st.epoch) {
                 startAttempt(st, epoch, 0, UNKNOWN_TRACE_ID);
+            }
+            if (acknowledged > st.lastSequence && st.ended == null && acknowledged <= sequenceLimit(st)) {
+                skipAcknowledged(st, acknowledged);
             }
             if (!chunks.isEmpty()) {
                 writeChunks(st, chunks);
@@ -1019,6 +1038,23 @@ public final class TaskLogManager implements AutoCloseable {
                     && chunks.get(chunks.size() - 1).getFirstSequence() > st.lastSequence + 1
                     && st.lastSequence < sequenceLimit(st);
             return new Written(st.lastSequence, gap);
+        }
+
+        /**
+         * Lines up to {@code acknowledged} that this log lacks were acknowledged by another master
+         * and are gone from the worker: goes on after them, under a marker that says so, written
+         * with the next line (the attempt's first marker if none is in the file yet).
+         */
+        private void skipAcknowledged(TaskLogState st, long acknowledged) {
+            log.warn("task {} epoch {}: lines {} to {} of its output are not in this master's log and were"
+                    + " acknowledged by another master (log directories not shared?); the log goes on after them",
+                    st.taskId, st.epoch, st.lastSequence + 1, acknowledged);
+            if (!st.markerPending) {
+                st.markerPending = true;
+                st.traceId = UNKNOWN_TRACE_ID; // used only if the file does not exist yet
+            }
+            st.markerAfter = acknowledged;
+            st.lastSequence = acknowledged;
         }
 
         /** The highest sequence number the attempt's log takes: its last once it ended or its worker said where it ends. */
@@ -1310,7 +1346,7 @@ public final class TaskLogManager implements AutoCloseable {
             if (st.length == 0) {
                 out.line(LogFileFormat.header(st.traceId));
             }
-            out.line(LogFileFormat.attemptMarker(st.attempt, st.epoch));
+            out.line(LogFileFormat.attemptMarker(st.attempt, st.epoch, st.markerAfter));
         }
 
         /**
@@ -1335,6 +1371,7 @@ public final class TaskLogManager implements AutoCloseable {
         /** The output now in the file held the pending marker, if there was one. */
         private void markerWritten(TaskLogState st) {
             st.markerPending = false;
+            st.markerAfter = 0;
             st.traceId = null;
         }
 
@@ -1662,7 +1699,10 @@ public final class TaskLogManager implements AutoCloseable {
                         first = false;
                         lines++;
                         switch (parsed.kind()) {
-                            case ATTEMPT -> st.startAttempt(parsed.epoch(), parsed.attempt());
+                            case ATTEMPT -> {
+                                st.startAttempt(parsed.epoch(), parsed.attempt());
+                                st.lastSequence = parsed.last(); // 0, or lines another master acknowledged
+                            }
                             case TEXT -> {
                                 if (st.epoch >= 0) {
                                     st.lastSequence++;

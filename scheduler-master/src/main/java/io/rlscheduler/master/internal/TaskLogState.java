@@ -45,6 +45,11 @@ final class TaskLogState {
      * (see {@link TaskLogManager}, "Files").
      */
     boolean markerPending;
+    /**
+     * The pending marker's {@code after}: the lines up to it are not in this file (another
+     * master acknowledged them); 0 for a marker that starts the attempt's lines at 1.
+     */
+    long markerAfter;
     /** The trace id for the file's first line, kept while the marker is pending. */
     String traceId;
 
@@ -73,6 +78,7 @@ final class TaskLogState {
     /** Starts a new attempt in memory, its marker already in the file (the caller marks it pending if not). */
     void startAttempt(long newEpoch, int newAttempt) {
         markerPending = false;
+        markerAfter = 0;
         traceId = null;
         epoch = newEpoch;
         attempt = newAttempt;

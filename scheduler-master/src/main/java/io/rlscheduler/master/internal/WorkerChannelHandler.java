@@ -214,7 +214,15 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
+        if (batch.getAcknowledged() < 0) {
+            // uint64 beyond 2^63 - 1: no worker of ours sends it.
+            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage("acknowledged must be below 2^63").setTaskId(batch.getTaskId())
+                    .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
+            return;
+        }
         CompletableFuture<TaskLogManager.Written> written = context.logs.write(batch.getTaskId(), batch.getEpoch(),
+                batch.getAcknowledged(),
                 batch.getChunksCount() > 0 ? batch.getChunksList() : LogChunks.fromLines(batch.getLinesList()));
         written.whenComplete((result, error) -> {
             if (error instanceof IllegalArgumentException invalid) {

@@ -32,6 +32,21 @@ class TaskLogFormatTest {
     }
 
     @Test
+    void anAttemptMarkerAfterLinesAcknowledgedElsewhereParsesBack() {
+        assertThat(LogFileFormat.attemptMarker(2, 17, 0)).isEqualTo("##RLS_ATTEMPT attempt=2 epoch=17");
+        String marker = LogFileFormat.attemptMarker(2, 17, 40);
+        assertThat(marker).isEqualTo("##RLS_ATTEMPT attempt=2 epoch=17 after=40");
+        Line parsed = LogFileFormat.parse(marker, false);
+        assertThat(parsed.kind()).isEqualTo(Kind.ATTEMPT);
+        assertThat(parsed.attempt()).isEqualTo(2);
+        assertThat(parsed.epoch()).isEqualTo(17);
+        assertThat(parsed.last()).as("the sequence number before its next line").isEqualTo(40);
+        assertThat(LogFileFormat.parse("##RLS_ATTEMPT attempt=2 epoch=17", false).last()).isZero();
+        assertThat(LogFileFormat.parse("##RLS_ATTEMPT attempt=2 epoch=17 after=-1", false).kind())
+                .as("not ours: kept as text").isEqualTo(Kind.TEXT);
+    }
+
+    @Test
     void headerIsRecognisedOnlyAsTheFirstLine() {
         assertThat(LogFileFormat.parse("TRACE_ID:abc", true).kind()).isEqualTo(Kind.HEADER);
         Line later = LogFileFormat.parse("TRACE_ID:abc", false);

@@ -171,6 +171,53 @@ class TaskLogManagerTest {
     }
 
     @Test
+    void linesAcknowledgedByAnotherMasterAreSkippedUnderAMarkerThatSaysSo() throws Exception {
+        // A master without the lines another master acknowledged (its own log directory): the
+        // worker no longer has them, so the log goes on after them instead of waiting for good.
+        TaskLogManager.Written written = await(logs.write("t1", 7, 5, List.of(chunk(6, "six\nseven\n"))));
+        assertThat(written.acked()).isEqualTo(7);
+        assertThat(written.gap()).isFalse();
+        assertThat(file("t1")).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7 after=5", "six",
+                "seven");
+        // Lines this log has are never skipped: acknowledged at or below the last line changes nothing.
+        assertThat(await(logs.write("t1", 7, 7, List.of(chunk(8, "eight\n")))).acked()).isEqualTo(8);
+        assertThat(file("t1")).hasSize(5);
+
+        // Read back by a follower and by a new manager (a restart): the numbers go on after the skip.
+        logs.complete("t1", 7, 8, "SUCCEEDED");
+        LogFixtures.Recorder recorder = new LogFixtures.Recorder();
+        await(logs.follow("t1", recorder).whenEnded());
+        assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
+                .containsExactly(6L, 7L, 8L);
+        logs.close();
+        logs = new TaskLogManager(dir);
+        LogFixtures.Recorder again = new LogFixtures.Recorder();
+        LogRecord end = await(logs.follow("t1", again).whenEnded());
+        assertThat(end.isComplete()).isTrue();
+        assertThat(again.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getText)
+                .containsExactly("six", "seven", "eight");
+    }
+
+    @Test
+    void aSkipAfterLinesTheLogHasWritesASecondMarkerOfTheSameAttempt() {
+        await(logs.open("t2", "tr", 7, 1));
+        assertThat(await(logs.appendChunks("t2", 7, List.of(chunk(1, "line-1\nline-2\n"))))).isEqualTo(2);
+        assertThat(await(logs.write("t2", 7, 4, List.of(chunk(5, "line-5\n")))).acked()).isEqualTo(5);
+        assertThat(file("t2")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
+                "##RLS_ATTEMPT attempt=1 epoch=7 after=4", "line-5");
+        // A restarted manager reads where the attempt stands: line 6 is next, 5 a duplicate.
+        logs.close();
+        logs = new TaskLogManager(dir);
+        assertThat(await(logs.appendChunks("t2", 7, List.of(chunk(5, "line-5\nline-6\n"))))).isEqualTo(6);
+        logs.complete("t2", 7, 6, "SUCCEEDED");
+        LogFixtures.Recorder recorder = new LogFixtures.Recorder();
+        await(logs.follow("t2", recorder).whenEnded());
+        assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
+                .containsExactly(1L, 2L, 5L, 6L);
+        assertThat(file("t2")).endsWith("line-5", "line-6", "##RLS_END state=SUCCEEDED complete=true last=6");
+    }
+
+    @Test
     void writesLinesInSequenceOrderAndAcksTheLast() {
         await(logs.open("t1", "tr", 7, 1));
         assertThat(await(logs.append("t1", 7, lines(1, 3)))).isEqualTo(3);

@@ -149,6 +149,11 @@ public final class LogBuffer {
         }
     }
 
+    /** Returns the highest sequence number the master acknowledged (0 if none): the lines up to it are gone from here. */
+    public synchronized long getAckedSequence() {
+        return ackedSequence;
+    }
+
     /** Returns the sequence number of the last line added (0 if none). */
     public synchronized long getLastSequence() {
         return lastSequence;
