@@ -293,8 +293,17 @@ public final class SchedulerWorker implements AutoCloseable {
     private final class LinkListener implements MasterLink.Listener {
         @Override
         public void onReady(Channel channel, String masterId) {
+            boolean tellAcknowledged = link.agreedMinorVersion() >= 2;
             for (Attempt a : attempts.values()) {
-                a.getLogs().resend();
+                LogBuffer logs = a.getLogs();
+                logs.resend();
+                if (tellAcknowledged && logs.pending() == 0 && logs.getAckedSequence() > 0) {
+                    // Nothing to resend, so no batch would say which lines are gone from here: a
+                    // master without them (another master acknowledged them) must learn it before
+                    // the report, or it waits for them to end the log.
+                    channel.write(LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch())
+                            .setAcknowledged(logs.getAckedSequence()).build());
+                }
                 if (a.getReport() != null) {
                     channel.write(a.getReport());
                 }

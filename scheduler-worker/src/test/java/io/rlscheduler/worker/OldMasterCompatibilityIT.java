@@ -254,6 +254,31 @@ class OldMasterCompatibilityIT {
                 .containsExactlyElementsOf(EXPECTED_STDERR);
     }
 
+    @org.junit.jupiter.api.Test
+    void aReconnectWithNothingToResendStillSaysWhichLinesAreGoneBeforeTheReport(TestRedis redis) throws Exception {
+        // Found by review: a worker sent "acknowledged" only with lines; with every line
+        // acknowledged by a master that then died before answering the report, the next master
+        // got the report alone and, lacking those lines (its own log directory), waited for them.
+        standIn = new StandIn(FrameFormat.MINOR_VERSION, false, true);
+        Started started = launch("tail-1", redis);
+        Connection first = started.connection();
+        int n = expectedStdout().size() + EXPECTED_STDERR.size();
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n && first.of(TaskStatusReport.class).size() == 1);
+
+        first.channel.close().syncUninterruptibly();
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            Connection next = standIn.ready(first);
+            return next != null && !next.of(TaskStatusReport.class).isEmpty();
+        });
+        Connection second = standIn.ready(first);
+        assertThat(second.beforeFirst(TaskStatusReport.class)).filteredOn(m -> m instanceof LogBatch).singleElement()
+                .isInstanceOfSatisfying(LogBatch.class, b -> {
+                    assertThat(b.getTaskId()).isEqualTo("tail-1");
+                    assertThat(b.getChunksCount() + b.getLinesCount()).as("no line to resend").isZero();
+                    assertThat(b.getAcknowledged()).isEqualTo(n);
+                });
+    }
+
     private record Started(Connection connection, Assignment assignment) {
     }
 
@@ -310,11 +335,18 @@ class OldMasterCompatibilityIT {
         final int minor;
         /** Whether the first log batch is lost (as a master whose write failed loses it). */
         final boolean loseFirstBatch;
+        /** Whether the first connection leaves reports unanswered (as a master that dies first). */
+        final boolean holdFirstReport;
         final List<Connection> connections = new CopyOnWriteArrayList<>();
 
         StandIn(int minor, boolean loseFirstBatch) {
+            this(minor, loseFirstBatch, false);
+        }
+
+        StandIn(int minor, boolean loseFirstBatch, boolean holdFirstReport) {
             this.minor = minor;
             this.loseFirstBatch = loseFirstBatch;
+            this.holdFirstReport = holdFirstReport;
         }
 
         /** The newest connection that passed the handshake and is still open, other than {@code not}; or null. */
@@ -412,6 +444,9 @@ class OldMasterCompatibilityIT {
                 }
                 ctx.writeAndFlush(ack.build());
             } else if (msg instanceof TaskStatusReport report) {
+                if (standIn.holdFirstReport && standIn.connections.get(0) == this) {
+                    return;
+                }
                 ctx.writeAndFlush(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
                         .setStatus(report.getStatus()).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
             }

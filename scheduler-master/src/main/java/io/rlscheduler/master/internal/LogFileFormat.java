@@ -14,8 +14,9 @@ package io.rlscheduler.master.internal;
  * </pre>
  *
  * <p>An attempt marker may end with {@code after=<k>}: the lines after it have sequence numbers
- * from k + 1, because lines up to k are not in this file (another master, whose log directory
- * this one does not share, acknowledged them, and the worker no longer had them). It is written
+ * from k + 1, because lines up to k are not in this file: another master acknowledged them (its
+ * log directory is not this one), or a crash lost what the operating system had not yet written;
+ * the worker no longer had them. It is written
  * where such a gap begins: as the attempt's first marker, or as a second marker of the same
  * attempt after the lines this file does have.
  *

@@ -1391,6 +1391,9 @@ public final class TaskLogManager implements AutoCloseable {
                 return; // duplicates only, or beyond the end: leave a closed file closed
             }
             writer(st);
+            // Opening the file may have read it again (another master wrote to it): go on from there.
+            last = st.lastSequence;
+            limit = sequenceLimit(st);
             out.reset();
             pendingMarker(st);
             List<LiveBlock> blocks = st.followers.isEmpty() ? null : new ArrayList<>(chunks.size());
@@ -1682,6 +1685,7 @@ public final class TaskLogManager implements AutoCloseable {
             long pendingSequence = st.pendingEndSequence;
             String pendingState = st.pendingFinalState;
             boolean markerPending = st.markerPending;
+            long pendingAfter = st.markerAfter;
             int pendingAttempt = st.attempt;
             String pendingTrace = st.traceId;
             LogRecord silentEnd = markerPending && st.ended != null && st.ended.isComplete() ? st.ended : null;
@@ -1739,6 +1743,15 @@ public final class TaskLogManager implements AutoCloseable {
                 if (silentEnd != null) {
                     st.ended = silentEnd;
                     st.sequenceLimit = 0;
+                }
+            }
+            if (markerPending && pendingAfter > st.lastSequence && st.epoch == pendingEpoch && st.ended == null) {
+                // A skip past lines another master acknowledged, not in the file yet: still due.
+                st.markerPending = true;
+                st.markerAfter = pendingAfter;
+                st.lastSequence = pendingAfter;
+                if (st.traceId == null) {
+                    st.traceId = pendingTrace == null ? UNKNOWN_TRACE_ID : pendingTrace;
                 }
             }
             if (pendingSequence >= 0 && st.epoch == pendingEpoch && st.ended == null) {

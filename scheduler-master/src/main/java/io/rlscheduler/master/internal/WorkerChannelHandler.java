@@ -50,7 +50,10 @@ import org.slf4j.LoggerFactory;
  * write failed), a worker of minor 2 or later is asked to resend ({@code LogAck.resend}): at once
  * for a gap, but once per acknowledged value (the batches already on their way behind it meet
  * the same gap and must not each cause another resend); {@link #RESEND_AFTER_FAILURE_MILLIS}
- * after a failed write (a disk that is full stays full for a while), one pending per attempt.
+ * after a failed write (a disk that is full stays full for a while), one pending per attempt, the
+ * delay doubling up to {@link #RESEND_AFTER_FAILURE_MAX_MILLIS} while writes keep failing (each
+ * resend rereads the file and resends every unacknowledged line); while one is pending, a gap
+ * asks for nothing more.
  */
 public final class WorkerChannelHandler extends SimpleChannelInboundHandler<MessageLite> {
 
@@ -58,13 +61,20 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
 
     /** How long after a failed log write the worker is asked to resend. */
     static final long RESEND_AFTER_FAILURE_MILLIS = 2_000;
+    /** The longest delay between resends while an attempt's log writes keep failing. */
+    static final long RESEND_AFTER_FAILURE_MAX_MILLIS = 60_000;
 
     private final MasterContext context;
     private final ByteString serverNonce = HandshakeProof.newNonce();
-    /** Per attempt ("task#epoch") with a gap: the acknowledged value a resend was asked at. Touched by the log I/O threads. */
+    /**
+     * Per attempt ("task#epoch") with a gap: the acknowledged value a resend was asked at. Touched
+     * by the log manager's callbacks (its I/O threads, or the event loop for a future already done).
+     */
     private final Map<String, Long> resendAsked = new ConcurrentHashMap<>();
     /** Attempts whose resend after a failed write is scheduled. */
     private final Set<String> resendScheduled = ConcurrentHashMap.newKeySet();
+    /** Attempts whose writes failed: the delay before the next resend, until a write succeeds. */
+    private final Map<String, Long> resendDelay = new ConcurrentHashMap<>();
     private ConnectedWorker worker;
     /** The minor version agreed in the handshake; read by the log I/O threads' callbacks. */
     private volatile int agreedMinor;
@@ -239,15 +249,21 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             } else if (result.acked() >= 0) {
                 LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
                         .setAckedSequence(result.acked());
+                String key = batch.getTaskId() + '#' + batch.getEpoch();
                 if (result.gap() && agreedMinor >= 2) {
-                    Long asked = resendAsked.put(batch.getTaskId() + '#' + batch.getEpoch(), result.acked());
-                    if (asked == null || asked != result.acked()) {
+                    Long asked = resendAsked.put(key, result.acked());
+                    if ((asked == null || asked != result.acked()) && !resendScheduled.contains(key)) {
                         log.info("task {} epoch {}: lines after {} are missing from its log; the worker is asked to resend",
                                 batch.getTaskId(), batch.getEpoch(), result.acked());
                         ack.setResend(true);
                     }
-                } else if (!resendAsked.isEmpty()) {
-                    resendAsked.remove(batch.getTaskId() + '#' + batch.getEpoch());
+                } else {
+                    if (!resendAsked.isEmpty()) {
+                        resendAsked.remove(key);
+                    }
+                    if (!resendDelay.isEmpty()) {
+                        resendDelay.remove(key);
+                    }
                 }
                 ctx.channel().writeAndFlush(ack.build());
             } else {
@@ -259,21 +275,25 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     }
 
     /**
-     * Asks the worker, after {@link #RESEND_AFTER_FAILURE_MILLIS}, to resend the attempt's
-     * unacknowledged lines (acknowledging nothing new: the worker keeps what it has).
+     * Asks the worker, after {@link #RESEND_AFTER_FAILURE_MILLIS} (doubling while writes keep
+     * failing), to resend the attempt's unacknowledged lines (acknowledging nothing new: the
+     * worker keeps what it has).
      */
     private void resendLater(ChannelHandlerContext ctx, String taskId, long epoch) {
         String key = taskId + '#' + epoch;
         if (!resendScheduled.add(key)) {
             return;
         }
+        Long previous = resendDelay.get(key);
+        long delay = previous == null ? RESEND_AFTER_FAILURE_MILLIS : Math.min(previous * 2, RESEND_AFTER_FAILURE_MAX_MILLIS);
+        resendDelay.put(key, delay);
         ctx.channel().eventLoop().schedule(() -> {
             resendScheduled.remove(key);
             if (ctx.channel().isActive()) {
                 ctx.channel().writeAndFlush(LogAck.newBuilder().setTaskId(taskId).setEpoch(epoch).setAckedSequence(0)
                         .setResend(true).build());
             }
-        }, RESEND_AFTER_FAILURE_MILLIS, TimeUnit.MILLISECONDS);
+        }, delay, TimeUnit.MILLISECONDS);
     }
 
     private void onStatus(ChannelHandlerContext ctx, TaskStatusReport report) {

@@ -199,6 +199,20 @@ class TaskLogManagerTest {
     }
 
     @Test
+    void anEmptyBatchThatSaysTheLastLinesAreGoneLetsTheReportEndTheLog() {
+        // The tail of an attempt: another master acknowledged every line, then the report came
+        // here. The worker, with nothing left to resend, says so in a batch without lines.
+        await(logs.open("t3", "tr", 7, 1));
+        assertThat(await(logs.appendChunks("t3", 7, List.of(chunk(1, "line-1\n"))))).isEqualTo(1);
+        assertThat(await(logs.write("t3", 7, 3, List.of())).acked()).isEqualTo(3);
+        logs.complete("t3", 7, 3, "SUCCEEDED");
+        LogRecord end = await(logs.follow("t3", r -> { }).whenEnded());
+        assertThat(end.isComplete()).isTrue();
+        assertThat(file("t3")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1",
+                "##RLS_ATTEMPT attempt=1 epoch=7 after=3", "##RLS_END state=SUCCEEDED complete=true last=3");
+    }
+
+    @Test
     void aSkipAfterLinesTheLogHasWritesASecondMarkerOfTheSameAttempt() {
         await(logs.open("t2", "tr", 7, 1));
         assertThat(await(logs.appendChunks("t2", 7, List.of(chunk(1, "line-1\nline-2\n"))))).isEqualTo(2);
