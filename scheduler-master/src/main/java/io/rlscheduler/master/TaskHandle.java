@@ -45,7 +45,7 @@ public final class TaskHandle {
     /**
      * Returns a future completed with the result when the task has ended (SUCCEEDED, FAILED,
      * CANCELLED or TIMED_OUT), whichever master, worker or reaper ended it. Completes at once for a
-     * task that already ended.
+     * task that already ended; fails with {@link TaskNotFoundException} if the task does not exist.
      */
     public CompletableFuture<TaskResult> result() {
         return master.watcher().whenDone(taskId).thenApply(TaskResult::new);

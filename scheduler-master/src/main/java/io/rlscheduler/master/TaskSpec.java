@@ -30,7 +30,9 @@ import java.util.regex.Pattern;
  * }</pre>
  *
  * <p>Parameters reach the script twice: as {@code --name value} arguments, in the order given,
- * and as a JSON file named by the {@code RLS_PARAMS_FILE} environment variable.
+ * and as a JSON file named by the {@code RLS_PARAMS_FILE} environment variable. A spec holds at
+ * most {@value #MAX_SPEC_BYTES} bytes in all (its JSON form, UTF-8): the arguments it becomes
+ * must fit the operating system's limit for starting a process, and the task must fit one frame.
  */
 public final class TaskSpec {
 
@@ -39,6 +41,10 @@ public final class TaskSpec {
     private static final Pattern PARAM = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,63}");
     private static final Pattern ENV = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     private static final int MAX_TEXT = 4096;
+    /** The largest spec, in bytes of its JSON form (UTF-8). */
+    public static final int MAX_SPEC_BYTES = 256 * 1024;
+    /** The longest timeout of an attempt. */
+    private static final Duration MAX_TIMEOUT = Duration.ofDays(365);
 
     private final String script;
     private final Map<String, Object> parameters;
@@ -157,11 +163,16 @@ public final class TaskSpec {
             return this;
         }
 
-        /** Adds an environment variable; the name must not start with RLS_ nor be CUDA_VISIBLE_DEVICES (set by the worker). */
+        /**
+         * Adds an environment variable; the name must not start with RLS_ nor be
+         * CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER (the worker sets them, and refuses a task that
+         * would: the same rule as the worker's).
+         */
         public Builder env(String name, String value) {
-            if (name == null || !ENV.matcher(name).matches() || name.startsWith("RLS_") || name.equals("CUDA_VISIBLE_DEVICES")) {
+            if (name == null || !ENV.matcher(name).matches() || name.startsWith("RLS_") || name.equals("CUDA_VISIBLE_DEVICES")
+                    || name.equals("CUDA_DEVICE_ORDER")) {
                 throw new IllegalArgumentException("environment variable name must match [A-Za-z_][A-Za-z0-9_]*, "
-                        + "not start with RLS_ and not be CUDA_VISIBLE_DEVICES; was '" + name + "'");
+                        + "not start with RLS_ and not be CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER; was '" + name + "'");
             }
             environment.put(name, requireText(value, "value of " + name));
             return this;
@@ -210,11 +221,11 @@ public final class TaskSpec {
             return this;
         }
 
-        /** Sets the timeout of each attempt; positive, at least 1 s. Default none. */
+        /** Sets the timeout of each attempt, 1 s to 365 days. Default none. */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
-            if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
-                throw new IllegalArgumentException("timeout must be at least 1 s, was " + timeout);
+            if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
+                throw new IllegalArgumentException("timeout must be 1 s to 365 days, was " + timeout);
             }
             this.timeout = timeout;
             return this;
@@ -226,7 +237,11 @@ public final class TaskSpec {
             return this;
         }
 
-        /** Returns the spec. */
+        /**
+         * Returns the spec.
+         *
+         * @throws IllegalArgumentException if it holds more than {@value TaskSpec#MAX_SPEC_BYTES} bytes
+         */
         public TaskSpec build() {
             String id = taskId != null ? taskId : TaskIds.random();
             String trace = traceId != null ? traceId : UUID.randomUUID().toString();
@@ -238,7 +253,15 @@ public final class TaskSpec {
             if (probe.getMaxAttempts() > 0) {
                 def.maxAttempts(probe.getMaxAttempts());
             }
-            def.specJson(specJson(trace));
+            String json = specJson(trace);
+            // Each part is bounded on its own, their number is not: a spec too large to start as a
+            // process or to send in one frame would otherwise be accepted, then fail at every attempt.
+            int bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > MAX_SPEC_BYTES) {
+                throw new IllegalArgumentException("the spec of task " + id + " is " + bytes + " bytes (parameters, arguments"
+                        + " and environment); at most " + MAX_SPEC_BYTES + " are allowed");
+            }
+            def.specJson(json);
             return new TaskSpec(this, def.build());
         }
 

@@ -79,11 +79,39 @@ class TaskSpecTest {
     }
 
     @Test
+    void aTimeoutBeyondAYearIsRejectedByTheSetter() {
+        // Found by review: accepted, then build() threw a raw ArithmeticException (long overflow).
+        assertThatThrownBy(() -> TaskSpec.python("t.py").timeout(java.time.temporal.ChronoUnit.FOREVER.getDuration()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("365 days");
+        assertThat(TaskSpec.python("t.py").timeout(java.time.Duration.ofDays(365)).build()).isNotNull();
+    }
+
+    @Test
+    void aSpecTooLargeToStartOrSendIsRejectedAtBuild() {
+        // Found by review: each value is bounded, their number was not: 100 parameters of 4 KB
+        // were accepted, then could not be sent in one frame or passed as arguments.
+        TaskSpec.Builder big = TaskSpec.python("t.py").taskId("big-1");
+        String value = "x".repeat(4000);
+        for (int i = 0; i < 64; i++) {
+            big.param("p" + i, value);
+        }
+        assertThat(big.build().getTaskId()).as("256 KB of parameters fit").isEqualTo("big-1");
+        for (int i = 64; i < 100; i++) {
+            big.param("p" + i, value);
+        }
+        assertThatThrownBy(big::build).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("big-1").hasMessageContaining("at most " + TaskSpec.MAX_SPEC_BYTES);
+    }
+
+    @Test
     void badSelectorsAndReservedEnvironmentAreRejected() {
         assertThatThrownBy(() -> TaskSpec.python("t.py").selector("gpu model", "a100")).hasMessageContaining("selector");
         assertThatThrownBy(() -> TaskSpec.python("t.py").selector("gpu", "")).hasMessageContaining("selector");
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("CUDA_VISIBLE_DEVICES", "0")).hasMessageContaining("CUDA_VISIBLE_DEVICES");
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("RLS_RUN_DIR", "/")).hasMessageContaining("RLS_");
+        // Found by review: accepted here, then refused by the worker at every attempt.
+        assertThatThrownBy(() -> TaskSpec.python("t.py").env("CUDA_DEVICE_ORDER", "FASTEST_FIRST"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("CUDA_DEVICE_ORDER");
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("1BAD", "x")).hasMessageContaining("environment");
         assertThatThrownBy(() -> TaskSpec.python("t.py").taskId("../x")).hasMessageContaining("task id");
         assertThatThrownBy(() -> TaskSpec.python("t.py").owner("a b")).hasMessageContaining("owner");

@@ -3,6 +3,7 @@ package io.rlscheduler.master.internal;
 import io.rlscheduler.core.EventSubscription;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskEvent;
+import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import java.util.List;
@@ -126,11 +127,24 @@ public final class TaskWatcher implements AutoCloseable {
         listeners.remove(listener);
     }
 
-    /** Returns a future of the task's final record; completes at once if it has already ended. */
+    /**
+     * Returns a future of the task's final record; completes at once if it has already ended, and
+     * fails with {@link TaskNotFoundException} if no such task exists (tasks are never deleted, so
+     * it never will).
+     */
     public CompletableFuture<TaskRecord> whenDone(String taskId) {
         CompletableFuture<TaskRecord> done = waiting.computeIfAbsent(taskId, id -> new CompletableFuture<>());
         // Registered first, checked second: an end that happens in between is seen either way.
-        core.getTask(taskId).thenAccept(record -> finishIfEnded(taskId, record));
+        core.getTask(taskId).thenAccept(record -> {
+            if (record.isEmpty()) {
+                // Found by review: left waiting for good (and kept in the map) before.
+                if (waiting.remove(taskId, done)) {
+                    done.completeExceptionally(new TaskNotFoundException(taskId));
+                }
+            } else {
+                finishIfEnded(taskId, record);
+            }
+        });
         return done;
     }
 

@@ -92,6 +92,20 @@ class TaskWatcherIT {
     }
 
     @Test
+    void theResultOfATaskThatDoesNotExistFailsInsteadOfWaitingForGood() throws Exception {
+        // Found by review: the future was left waiting, and kept in the watcher's map, for good.
+        java.util.concurrent.CompletableFuture<io.rlscheduler.core.TaskRecord> done = watcher.whenDone("no-such-task");
+        org.assertj.core.api.Assertions.assertThat(done).failsWithin(Duration.ofSeconds(10))
+                .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                .havingCause().isInstanceOf(io.rlscheduler.core.TaskNotFoundException.class)
+                .withMessageContaining("no-such-task");
+        // A task that exists still waits for its end.
+        core.submit(TaskDefinition.builder("exists-1").build()).get(10, TimeUnit.SECONDS);
+        java.util.concurrent.CompletableFuture<io.rlscheduler.core.TaskRecord> pending = watcher.whenDone("exists-1");
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !pending.isDone());
+    }
+
+    @Test
     void anEndWhoseReportNeverComesEndsItsLogAfterTwiceTheTaskLease() throws Exception {
         TaskLease lease = running("t1");
         LogFollow follow = logs.follow("t1", record -> { });
