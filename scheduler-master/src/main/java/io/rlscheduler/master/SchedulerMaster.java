@@ -737,31 +737,32 @@ public final class SchedulerMaster implements AutoCloseable {
             return this;
         }
 
-        /** Sets the reaper's period; default 500 ms. */
+        /** Sets the reaper's period, 1 ms to 1 h; default 500 ms. */
         public Builder reapInterval(Duration interval) {
-            this.reapInterval = positive(interval, "reapInterval");
+            this.reapInterval = range(interval, Duration.ofMillis(1), Duration.ofHours(1), "reapInterval");
             return this;
         }
 
-        /** Sets the period of the backstop dispatch round; default 1 s. */
+        /** Sets the period of the backstop dispatch round, 1 ms to 1 h; default 1 s. */
         public Builder dispatchInterval(Duration interval) {
-            this.dispatchInterval = positive(interval, "dispatchInterval");
+            this.dispatchInterval = range(interval, Duration.ofMillis(1), Duration.ofHours(1), "dispatchInterval");
             return this;
         }
 
-        /** Sets how long a new connection has to authenticate; default 10 s. */
+        /** Sets how long a new connection has to authenticate, 10 ms to 1 h; default 10 s. */
         public Builder handshakeTimeout(Duration timeout) {
-            this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+            this.handshakeTimeout = range(timeout, Duration.ofMillis(10), Duration.ofHours(1), "handshakeTimeout");
             return this;
         }
 
         /**
          * Sets the leadership lease: only the master holding it dispatches and reaps; the others
          * accept submissions and queries and send connecting workers to the leader. Renewed every
-         * third of it; a leader that cannot renew for the whole lease steps down. Default 10 s.
+         * third of it; a leader that cannot renew for the whole lease steps down. 100 ms to 1 h;
+         * default 10 s.
          */
         public Builder leaderLease(Duration lease) {
-            this.leaderLease = positive(lease, "leaderLease");
+            this.leaderLease = range(lease, Duration.ofMillis(100), Duration.ofHours(1), "leaderLease");
             return this;
         }
 
@@ -787,9 +788,9 @@ public final class SchedulerMaster implements AutoCloseable {
             return this;
         }
 
-        /** Sets the bound of the blocking API methods; default 30 s. */
+        /** Sets the bound of the blocking API methods, 1 ms to 1 day; default 30 s. */
         public Builder apiTimeout(Duration timeout) {
-            this.apiTimeout = positive(timeout, "apiTimeout");
+            this.apiTimeout = range(timeout, Duration.ofMillis(1), Duration.ofDays(1), "apiTimeout");
             return this;
         }
 
@@ -820,10 +821,16 @@ public final class SchedulerMaster implements AutoCloseable {
             return new SchedulerMaster(this);
         }
 
-        private static Duration positive(Duration d, String name) {
+        /**
+         * Checks a duration setting against its range, in the setter (found by review: only
+         * "positive" was checked, and 0.5 ms intervals, a 0 ms leadership lease renewed every
+         * millisecond, or a timeout beyond a long of nanoseconds failed later, in start() or mid-call).
+         */
+        private static Duration range(Duration d, Duration min, Duration max, String name) {
             Objects.requireNonNull(d, name);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " must be positive, was " + d);
+            if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+                throw new IllegalArgumentException(name + " must be " + min.toString().substring(2).toLowerCase()
+                        + " to " + max.toString().substring(2).toLowerCase() + ", was " + d);
             }
             return d;
         }
