@@ -27,6 +27,14 @@ public final class TaskDefinition {
     public static final int MAX_GPUS = 64;
 
     private static final Pattern LABEL = Pattern.compile("[A-Za-z0-9._/-]{1,63}");
+
+    /**
+     * Returns whether {@code text} may be a label key or value: of a worker's labels, or of a
+     * task's selector that must match them; 1 to 63 of {@code [A-Za-z0-9._/-]}.
+     */
+    public static boolean isValidLabel(String text) {
+        return text != null && LABEL.matcher(text).matches();
+    }
     private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9._@-]{1,64}");
 
     private final String taskId;
@@ -139,7 +147,7 @@ public final class TaskDefinition {
 
         /** Requires a worker label {@code key} with value {@code value}; both 1 to 63 of [A-Za-z0-9._/-]. */
         public Builder selector(String key, String value) {
-            if (key == null || !LABEL.matcher(key).matches() || value == null || !LABEL.matcher(value).matches()) {
+            if (!isValidLabel(key) || !isValidLabel(value)) {
                 throw new IllegalArgumentException("selector key and value must be 1 to 63 of [A-Za-z0-9._/-], was '"
                         + key + "'='" + value + "'");
             }

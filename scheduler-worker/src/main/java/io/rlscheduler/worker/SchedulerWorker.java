@@ -16,6 +16,7 @@ import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.RequeueResult;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.SharedClientResources;
+import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskState;
@@ -1127,14 +1128,19 @@ public final class SchedulerWorker implements AutoCloseable {
             return secret(Objects.requireNonNull(secret, "secret").getBytes(StandardCharsets.UTF_8));
         }
 
-        /** Sets the GPU ids this worker offers; default those nvidia-smi reports (none without it). */
+        /** Sets the GPU ids this worker offers, distinct, each 0 to 1023; default those nvidia-smi reports (none without it). */
         public Builder gpuIds(Integer... ids) {
-            this.gpuIds = List.of(ids);
-            return this;
+            return gpuIds(java.util.Arrays.asList(Objects.requireNonNull(ids, "ids")));
         }
 
-        /** Sets the GPU ids this worker offers. */
+        /** Sets the GPU ids this worker offers, distinct, each 0 to 1023. */
         public Builder gpuIds(List<Integer> ids) {
+            Objects.requireNonNull(ids, "ids");
+            // Checked here as registration checks them (found by review: only start() did, after
+            // killing leftover processes and connecting to Redis, as a "retryable" failure).
+            if (ids.stream().anyMatch(g -> g == null || g < 0 || g > 1023) || new java.util.HashSet<>(ids).size() != ids.size()) {
+                throw new IllegalArgumentException("gpuIds must be distinct numbers from 0 to 1023, was " + ids);
+            }
             this.gpuIds = List.copyOf(ids);
             return this;
         }
@@ -1148,17 +1154,26 @@ public final class SchedulerWorker implements AutoCloseable {
             return this;
         }
 
-        /** Sets the memory offered in bytes; default the machine's physical memory. */
+        /** Sets the memory offered in bytes, 0 to 2^46; default the machine's physical memory. */
         public Builder memoryBytes(long bytes) {
-            if (bytes < 0) {
-                throw new IllegalArgumentException("memoryBytes must not be negative, was " + bytes);
+            if (bytes < 0 || bytes > TaskDefinition.MAX_MEMORY_BYTES) {
+                throw new IllegalArgumentException("memoryBytes must be between 0 and " + TaskDefinition.MAX_MEMORY_BYTES
+                        + ", was " + bytes);
             }
             this.memoryBytes = bytes;
             return this;
         }
 
-        /** Sets the labels task selectors match against; default none. */
+        /** Sets the labels task selectors match against, keys and values 1 to 63 of [A-Za-z0-9._/-]; default none. */
         public Builder labels(Map<String, String> labels) {
+            Objects.requireNonNull(labels, "labels");
+            labels.forEach((k, v) -> {
+                if (!TaskDefinition.isValidLabel(k) || !TaskDefinition.isValidLabel(v)) {
+                    // A label no selector can name could never be matched.
+                    throw new IllegalArgumentException("label key and value must be 1 to 63 of [A-Za-z0-9._/-], was '"
+                            + k + "'='" + v + "'");
+                }
+            });
             this.labels = Map.copyOf(labels);
             return this;
         }
@@ -1196,15 +1211,20 @@ public final class SchedulerWorker implements AutoCloseable {
             return this;
         }
 
-        /** Sets the grace between TERM and KILL when a task is stopped; default 10 s. */
+        /** Sets the grace between TERM and KILL when a task is stopped, 0 to 1 h; default 10 s. */
         public Builder killGrace(Duration grace) {
             this.killGrace = nonNegative(grace, "killGrace");
+            if (grace.compareTo(PythonTaskExecutor.MAX_GRACE_PERIOD) > 0) {
+                throw new IllegalArgumentException("killGrace must be at most " + PythonTaskExecutor.MAX_GRACE_PERIOD
+                        + ", was " + grace);
+            }
             return this;
         }
 
         /** Sets the first and the longest reconnect delay; defaults 100 ms and 10 s. */
         public Builder reconnectBackoff(Duration min, Duration max) {
             nonNegative(min, "min");
+            nonNegative(max, "max");
             if (min.isZero() || max.compareTo(min) < 0) {
                 throw new IllegalArgumentException("reconnect backoff needs 0 < min <= max, was " + min + ", " + max);
             }
