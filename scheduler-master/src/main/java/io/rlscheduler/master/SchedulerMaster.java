@@ -466,7 +466,7 @@ public final class SchedulerMaster implements AutoCloseable {
     private CompletableFuture<TaskLogManager.Recorded> lookUpForLogs(String taskId) {
         return core.getTask(taskId).thenApply(found -> found.map(task -> new TaskLogManager.Recorded(
                 task.getAttempt() == 0 ? -1 : task.getEpoch(), task.getAttempt(), task.getTraceId(), endWithoutLog(task)))
-                .orElse(TaskLogManager.Recorded.NO_SUCH_TASK));
+                .orElse(null));
     }
 
     /**

@@ -70,8 +70,7 @@ public final class TaskHandle {
     /**
      * Follows the task's log: replays every line written so far, continues live, and ends with
      * one end-of-stream record carrying the final state. Lines are those this master's log file
-     * holds (see docs/operations.md for where logs live). For a task that does not exist the
-     * follow ends at once, with an incomplete end-of-stream record whose note says so.
+     * holds (see docs/operations.md for where logs live).
      *
      * @param consumer receives the records, on the log manager's delivery thread; must not block long
      * @return the follow; close it to stop early

@@ -74,20 +74,6 @@ class StandbyOnlyMasterIT {
     }
 
     @Test
-    void theHandleOfATaskThatDoesNotExistAnswersSoInsteadOfWaiting() throws Exception {
-        // Found by review: result() and followLogs() of an unknown task waited for good.
-        try (SchedulerMaster api = master("api-unknown").standbyOnly(true).build().start()) {
-            TaskHandle ghost = api.task("no-such-task");
-            org.assertj.core.api.Assertions.assertThat(ghost.result()).failsWithin(Duration.ofSeconds(10))
-                    .withThrowableOfType(java.util.concurrent.ExecutionException.class)
-                    .havingCause().isInstanceOf(io.rlscheduler.core.TaskNotFoundException.class);
-            LogRecord end = ghost.followLogs(r -> { }).whenEnded().get(10, TimeUnit.SECONDS);
-            org.assertj.core.api.Assertions.assertThat(end.isComplete()).isFalse();
-            org.assertj.core.api.Assertions.assertThat(end.getNote()).contains("no task with id 'no-such-task'");
-        }
-    }
-
-    @Test
     void neverLeadsEvenWithoutALeaderButAcceptsSubmissionsThatTheLeaderLaterDispatches() throws Exception {
         try (SchedulerMaster api = master("api").standbyOnly(true).build().start()) {
             TaskHandle run = api.submit(TaskSpec.python("train.py").taskId("t-1").gpus(1).build());

@@ -288,8 +288,8 @@ public final class TaskLogManager implements AutoCloseable {
          * Looks a task's record up. Called on a log I/O thread: must return at once.
          *
          * @param taskId the task
-         * @return completed with what the record tells, with {@link Recorded#NO_SUCH_TASK} when
-         *         there is no record, or with null when it cannot tell; a failure counts as null
+         * @return completed with what the record tells, or with null when there is no record; a
+         *         failure counts as null
          */
         CompletableFuture<Recorded> lookUp(String taskId);
     }
@@ -306,12 +306,6 @@ public final class TaskLogManager implements AutoCloseable {
      *                complete one means the newest attempt ended without printing a line.
      */
     public record Recorded(long epoch, int attempt, String traceId, LogRecord end) {
-
-        /**
-         * The answer for a task that does not exist (compared by identity): its followers end at
-         * once, saying so; for its batches and ends it tells nothing.
-         */
-        public static final Recorded NO_SUCH_TASK = new Recorded(-1, 0, null, null);
     }
 
     /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
@@ -1197,9 +1191,6 @@ public final class TaskLogManager implements AutoCloseable {
          * parked operations.
          */
         private void recordLookedUp(String taskId, Recorded recorded) {
-            if (recorded == Recorded.NO_SUCH_TASK) {
-                recorded = null; // tells nothing about where a log stands
-            }
             try {
                 TaskLogState st = state(taskId);
                 st.recordLookedUp = true;
@@ -1255,13 +1246,7 @@ public final class TaskLogManager implements AutoCloseable {
             boolean lookUp = knowsNothing(st);
             attach(follower, st);
             if (lookUp) {
-                askRecord(follower.getTaskId(), "follow", recorded -> {
-                    if (recorded == Recorded.NO_SUCH_TASK) {
-                        noSuchTask(follower);
-                    } else {
-                        lookedUp(follower, endOf(recorded));
-                    }
-                });
+                askRecord(follower.getTaskId(), "follow", recorded -> lookedUp(follower, endOf(recorded)));
             }
         }
 
@@ -1275,17 +1260,6 @@ public final class TaskLogManager implements AutoCloseable {
             // was closed. One that needs recovery met an I/O error: its follower waits.
             if (end != null && st != null && !st.needsRecovery && knowsNothing(st) && st.followers.remove(follower)) {
                 follower.end(end);
-            }
-        }
-
-        /**
-         * The record lookup found no such task: unless something was written for it meanwhile, the
-         * follower ends at once, saying so (found by review: it waited for good before).
-         */
-        private void noSuchTask(LogFollower follower) {
-            TaskLogState st = states.get(follower.getTaskId());
-            if (st != null && !st.needsRecovery && knowsNothing(st) && st.followers.remove(follower)) {
-                follower.terminate("no task with id '" + follower.getTaskId() + "'");
             }
         }
 

@@ -232,21 +232,6 @@ class TaskLogManagerTest {
     }
 
     @Test
-    void aFollowerOfATaskThatDoesNotExistEndsAtOnceSayingSo() {
-        // Found by review: such a follower stayed attached, without an end, for good.
-        logs.close();
-        TaskLogManager.RecordLookup noRecord =
-                taskId -> java.util.concurrent.CompletableFuture.completedFuture(TaskLogManager.Recorded.NO_SUCH_TASK);
-        logs = new TaskLogManager(dir, TaskLogManager.Limits.defaults(), noRecord);
-        LogRecord end = await(logs.follow("ghost", r -> { }).whenEnded());
-        assertThat(end.isEndOfStream()).isTrue();
-        assertThat(end.isComplete()).isFalse();
-        assertThat(end.getNote()).contains("no task with id 'ghost'");
-        // Its batches tell nothing about the record: written as without a lookup.
-        assertThat(await(logs.appendChunks("ghost-2", 3, List.of(chunk(1, "one\n"))))).isEqualTo(1);
-    }
-
-    @Test
     void writesLinesInSequenceOrderAndAcksTheLast() {
         await(logs.open("t1", "tr", 7, 1));
         assertThat(await(logs.append("t1", 7, lines(1, 3)))).isEqualTo(3);
