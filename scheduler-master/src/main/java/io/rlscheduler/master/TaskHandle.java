@@ -70,7 +70,9 @@ public final class TaskHandle {
     /**
      * Follows the task's log: replays every line written so far, continues live, and ends with
      * one end-of-stream record carrying the final state. Lines are those this master's log file
-     * holds (see docs/operations.md for where logs live).
+     * holds (see docs/operations.md for where logs live). A follow may start before the task is
+     * submitted (to be attached live from its first line): for a task that does not exist it
+     * waits, until the task's log ends or the follow is closed.
      *
      * @param consumer receives the records, on the log manager's delivery thread; must not block long
      * @return the follow; close it to stop early

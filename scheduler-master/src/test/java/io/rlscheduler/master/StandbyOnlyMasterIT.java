@@ -74,6 +74,16 @@ class StandbyOnlyMasterIT {
     }
 
     @Test
+    void theResultOfATaskThatDoesNotExistFailsInsteadOfWaiting() throws Exception {
+        // Found by review: result() of an unknown task waited for good.
+        try (SchedulerMaster api = master("api-unknown").standbyOnly(true).build().start()) {
+            org.assertj.core.api.Assertions.assertThat(api.task("no-such-task").result()).failsWithin(Duration.ofSeconds(10))
+                    .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .havingCause().isInstanceOf(io.rlscheduler.core.TaskNotFoundException.class);
+        }
+    }
+
+    @Test
     void neverLeadsEvenWithoutALeaderButAcceptsSubmissionsThatTheLeaderLaterDispatches() throws Exception {
         try (SchedulerMaster api = master("api").standbyOnly(true).build().start()) {
             TaskHandle run = api.submit(TaskSpec.python("train.py").taskId("t-1").gpus(1).build());
