@@ -249,21 +249,18 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             } else if (result.acked() >= 0) {
                 LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
                         .setAckedSequence(result.acked());
-                String key = batch.getTaskId() + '#' + batch.getEpoch();
                 if (result.gap() && agreedMinor >= 2) {
+                    String key = batch.getTaskId() + '#' + batch.getEpoch();
                     Long asked = resendAsked.put(key, result.acked());
                     if ((asked == null || asked != result.acked()) && !resendScheduled.contains(key)) {
                         log.info("task {} epoch {}: lines after {} are missing from its log; the worker is asked to resend",
                                 batch.getTaskId(), batch.getEpoch(), result.acked());
                         ack.setResend(true);
                     }
-                } else {
-                    if (!resendAsked.isEmpty()) {
-                        resendAsked.remove(key);
-                    }
-                    if (!resendDelay.isEmpty()) {
-                        resendDelay.remove(key);
-                    }
+                } else if (!resendAsked.isEmpty() || !resendDelay.isEmpty()) {
+                    String key = batch.getTaskId() + '#' + batch.getEpoch();
+                    resendAsked.remove(key);
+                    resendDelay.remove(key);
                 }
                 ctx.channel().writeAndFlush(ack.build());
             } else {
