@@ -42,13 +42,24 @@ public final class WorkerRegistration {
             throw new IllegalArgumentException("memoryBytes must be between 0 and " + TaskDefinition.MAX_MEMORY_BYTES
                     + ", was " + memoryBytes);
         }
-        Objects.requireNonNull(gpuIds, "gpuIds");
-        if (new TreeSet<>(gpuIds).size() != gpuIds.size() || gpuIds.stream().anyMatch(g -> g == null || g < 0 || g > 1023)) {
-            throw new IllegalArgumentException("gpuIds must be distinct numbers from 0 to 1023, was " + gpuIds);
-        }
+        requireValidGpuIds(gpuIds);
         this.cpuSlots = cpuSlots;
         this.memoryBytes = memoryBytes;
         this.gpuIds = List.copyOf(new TreeSet<>(gpuIds));
+    }
+
+    /**
+     * Checks GPU ids a worker offers: distinct, each 0 to 1023.
+     *
+     * @return the ids
+     * @throws IllegalArgumentException if one is null, out of range or repeated
+     */
+    public static List<Integer> requireValidGpuIds(List<Integer> gpuIds) {
+        Objects.requireNonNull(gpuIds, "gpuIds");
+        if (gpuIds.stream().anyMatch(g -> g == null || g < 0 || g > 1023) || new TreeSet<>(gpuIds).size() != gpuIds.size()) {
+            throw new IllegalArgumentException("gpuIds must be distinct numbers from 0 to 1023, was " + gpuIds);
+        }
+        return gpuIds;
     }
 
     /** Returns the worker id. */

@@ -306,17 +306,10 @@ class FailureIT {
 
     @Test
     void killedMasterIsReplacedByTheStandbyAndNothingIsLostOrRunTwice() throws Exception {
-        JvmProcess m1 = closing(JvmProcess.builder(MasterMain.class).args(
-                        "--redis", redis.getUri().toURI().toString(), "--port", "0", "--bind", "127.0.0.1",
-                        "--secret", SECRET, "--namespace", options.getNamespace(), "--log-dir", dir.resolve("logs").toString(),
-                        "--heartbeat-ms", "200", "--liveness-ms", "1000", "--task-lease-ms", "3000",
-                        "--ack-timeout-ms", "2000", "--leader-lease-ms", "1000", "--reap-interval-ms", "200")
-                .logFile(dir.resolve("m1.log")).start());
-        String ready = m1.awaitOutput(line -> line.startsWith("master ") && line.contains(" ready at "), WAIT);
-        String m1Port = ready.replaceAll(".* ready at [^:]+:(\\d+).*", "$1");
-        SchedulerMaster m2 = closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
-                .secret(SECRET).coreOptions(options).logDirectory(dir.resolve("logs")).masterId("m2")
-                .leaderLease(Duration.ofSeconds(1)).reapInterval(Duration.ofMillis(200)).build().start());
+        LeaderProcess leader = leaderInItsOwnJvm();
+        JvmProcess m1 = leader.process();
+        String m1Port = leader.port();
+        SchedulerMaster m2 = standby(dir.resolve("logs"));
         assertThat(m2.isLeader()).isFalse();
         closing(workerVia("w1", "127.0.0.1:" + m1Port + ",127.0.0.1:" + m2.getRpcAddress().getPort(), redis.getUri()));
 
@@ -341,18 +334,11 @@ class FailureIT {
         // Found by review: a new leader without the lines the old one acknowledged (each master
         // with its own log directory) met a gap the worker could never fill; the attempt's log
         // stalled, and once maxBufferedLines waited the task blocked on its output for good.
-        JvmProcess m1 = closing(JvmProcess.builder(MasterMain.class).args(
-                        "--redis", redis.getUri().toURI().toString(), "--port", "0", "--bind", "127.0.0.1",
-                        "--secret", SECRET, "--namespace", options.getNamespace(), "--log-dir", dir.resolve("logs").toString(),
-                        "--heartbeat-ms", "200", "--liveness-ms", "1000", "--task-lease-ms", "3000",
-                        "--ack-timeout-ms", "2000", "--leader-lease-ms", "1000", "--reap-interval-ms", "200")
-                .logFile(dir.resolve("m1.log")).start());
-        String ready = m1.awaitOutput(line -> line.startsWith("master ") && line.contains(" ready at "), WAIT);
-        String m1Port = ready.replaceAll(".* ready at [^:]+:(\\d+).*", "$1");
+        LeaderProcess leader = leaderInItsOwnJvm();
+        JvmProcess m1 = leader.process();
+        String m1Port = leader.port();
         Path ownLogs = dir.resolve("logs-m2");
-        SchedulerMaster m2 = closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
-                .secret(SECRET).coreOptions(options).logDirectory(ownLogs).masterId("m2")
-                .leaderLease(Duration.ofSeconds(1)).reapInterval(Duration.ofMillis(200)).build().start());
+        SchedulerMaster m2 = standby(ownLogs);
         closing(workerVia("w1", "127.0.0.1:" + m1Port + ",127.0.0.1:" + m2.getRpcAddress().getPort(), redis.getUri()));
 
         TaskHandle run = m2.submit(marked("own-dir-1", 80, 0.05));
@@ -461,6 +447,28 @@ class FailureIT {
 
     private static TaskSpec marked(String id, long lines, double delay) {
         return TaskSpec.python("marked.py").taskId(id).param("lines", lines).param("delay", delay).gpus(1).build();
+    }
+
+    /** A leading master in a JVM of its own (so it can be killed with -9), its task logs in dir/logs. */
+    private record LeaderProcess(JvmProcess process, String port) {
+    }
+
+    private LeaderProcess leaderInItsOwnJvm() throws Exception {
+        JvmProcess m1 = closing(JvmProcess.builder(MasterMain.class).args(
+                        "--redis", redis.getUri().toURI().toString(), "--port", "0", "--bind", "127.0.0.1",
+                        "--secret", SECRET, "--namespace", options.getNamespace(), "--log-dir", dir.resolve("logs").toString(),
+                        "--heartbeat-ms", "200", "--liveness-ms", "1000", "--task-lease-ms", "3000",
+                        "--ack-timeout-ms", "2000", "--leader-lease-ms", "1000", "--reap-interval-ms", "200")
+                .logFile(dir.resolve("m1.log")).start());
+        String ready = m1.awaitOutput(line -> line.startsWith("master ") && line.contains(" ready at "), WAIT);
+        return new LeaderProcess(m1, ready.replaceAll(".* ready at [^:]+:(\\d+).*", "$1"));
+    }
+
+    /** A standby master "m2" in this JVM, with the leader's leases, writing task logs to {@code logDirectory}. */
+    private SchedulerMaster standby(Path logDirectory) {
+        return closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+                .secret(SECRET).coreOptions(options).logDirectory(logDirectory).masterId("m2")
+                .leaderLease(Duration.ofSeconds(1)).reapInterval(Duration.ofMillis(200)).build().start());
     }
 
     private int printedLines(String taskId, int attempt) throws IOException {

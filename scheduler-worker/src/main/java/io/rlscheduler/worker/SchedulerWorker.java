@@ -1135,13 +1135,9 @@ public final class SchedulerWorker implements AutoCloseable {
 
         /** Sets the GPU ids this worker offers, distinct, each 0 to 1023. */
         public Builder gpuIds(List<Integer> ids) {
-            Objects.requireNonNull(ids, "ids");
             // Checked here as registration checks them (found by review: only start() did, after
             // killing leftover processes and connecting to Redis, as a "retryable" failure).
-            if (ids.stream().anyMatch(g -> g == null || g < 0 || g > 1023) || new java.util.HashSet<>(ids).size() != ids.size()) {
-                throw new IllegalArgumentException("gpuIds must be distinct numbers from 0 to 1023, was " + ids);
-            }
-            this.gpuIds = List.copyOf(ids);
+            this.gpuIds = List.copyOf(WorkerRegistration.requireValidGpuIds(ids));
             return this;
         }
 
