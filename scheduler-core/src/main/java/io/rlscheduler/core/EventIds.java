@@ -42,6 +42,26 @@ final class EventIds {
         return afterId;
     }
 
+    /**
+     * Compares the stream entries two positions are in, as Redis orders ids: {@code ms-seq} as two
+     * unsigned numbers, {@code ms} as {@code ms-0}, an event id {@code ms-seq#i} as its entry, and
+     * {@code 0} as the smallest. Not for {@code $}.
+     */
+    static int compareEntries(String a, String b) {
+        long[] x = entryOf(a);
+        long[] y = entryOf(b);
+        int c = Long.compareUnsigned(x[0], y[0]);
+        return c != 0 ? c : Long.compareUnsigned(x[1], y[1]);
+    }
+
+    private static long[] entryOf(String id) {
+        int end = id.indexOf(SEPARATOR);
+        String entry = end < 0 ? id : id.substring(0, end);
+        int dash = entry.indexOf('-');
+        return dash < 0 ? new long[] {Long.parseUnsignedLong(entry), 0}
+                : new long[] {Long.parseUnsignedLong(entry.substring(0, dash)), Long.parseUnsignedLong(entry.substring(dash + 1))};
+    }
+
     /** Returns i of an event id {@code <entry id>#i}. */
     static int indexOf(String eventId) {
         return Integer.parseInt(eventId.substring(eventId.indexOf(SEPARATOR) + 1));

@@ -21,6 +21,17 @@ import org.slf4j.LoggerFactory;
  * blocking XREAD on its own connection and thread, remembers the id of the last event it
  * delivered, and resumes after it when the connection comes back. Thread-safe; {@link #close()}
  * stops it and waits for its thread.
+ *
+ * <p><b>Gaps.</b> The stream is trimmed to about {@code eventStreamMaxLength} entries, oldest
+ * first. A subscription that falls further behind than that (its connection away for long, or a
+ * listener too slow for the rate of events) would resume after events it never saw. So after
+ * every read that returned entries it asks for the stream's first entry (one O(1) command): if that
+ * lies beyond the last event delivered, events in between may have been trimmed unread, and the
+ * listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
+ * delivered ({@code after}) and the first one the stream still held ({@code next}). Redis 6.2 keeps
+ * no record of what it trimmed, so a gap event can be a false alarm in one case: when the last
+ * event delivered was itself the oldest trimmed and nothing after it was. A listener that keeps
+ * state from events re-reads that state from Redis on a gap.
  */
 public final class EventSubscription implements AutoCloseable {
 
@@ -79,6 +90,9 @@ public final class EventSubscription implements AutoCloseable {
                     List<StreamMessage<String, String>> entry = redis.xrange(stream, Range.create(entryId, entryId));
                     if (entry.isEmpty()) {
                         log.warn("event stream entry {} was trimmed before it was read whole; resuming after it", entryId);
+                        if (!gap(after, entryId)) {
+                            return;
+                        }
                         lastId = entryId;
                     } else if (!deliver(entry.get(0), EventIds.indexOf(after))) {
                         return;
@@ -87,6 +101,18 @@ public final class EventSubscription implements AutoCloseable {
                 }
                 List<StreamMessage<String, String>> messages = redis.xread(
                         XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, after));
+                if (!messages.isEmpty() && !"0".equals(after)) {
+                    // Trimming removes the oldest entries first: if the oldest kept one is past the
+                    // last event delivered, whatever lay between was trimmed before this read.
+                    List<StreamMessage<String, String>> first = redis.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
+                    if (!first.isEmpty() && EventIds.compareEntries(first.get(0).getId(), after) > 0) {
+                        log.warn("events of stream {} after {} up to {} were trimmed before this subscription read them",
+                                stream, after, first.get(0).getId());
+                        if (!gap(after, first.get(0).getId())) {
+                            return;
+                        }
+                    }
+                }
                 for (StreamMessage<String, String> m : messages) {
                     if (!deliver(m, 0)) {
                         return;
@@ -141,6 +167,23 @@ public final class EventSubscription implements AutoCloseable {
             log.error("stream entry {} of type {} has no valid count; skipped: {}", m.getId(), type, body);
         }
         lastId = m.getId(); // also when resumed after an event beyond the entry's count
+        return true;
+    }
+
+    /**
+     * Tells the listener that events after {@code after} and before {@code next} may never reach it.
+     *
+     * @return false when the subscription was closed meanwhile
+     */
+    private boolean gap(String after, String next) {
+        if (!running) {
+            return false;
+        }
+        Map<String, String> fields = new java.util.LinkedHashMap<>(4);
+        fields.put("type", TaskEvent.GAP);
+        fields.put("after", after);
+        fields.put("next", next);
+        accept(new TaskEvent(after, TaskEvent.GAP, fields, false));
         return true;
     }
 

@@ -684,7 +684,9 @@ public final class LeaseCore implements AutoCloseable {
      * Follows the event stream from just after {@code afterId} ("0" for everything kept, "$" for
      * only new events) on a dedicated connection and thread. Each event reaches {@code listener}
      * once, in order; after a connection loss the subscription resumes after the last delivered
-     * event, so a listener misses nothing that the stream still holds.
+     * event, so a listener misses nothing that the stream still holds. When events it had not read
+     * were trimmed from the stream meanwhile, it gets a {@link TaskEvent#GAP} event first (see
+     * {@link EventSubscription}).
      *
      * @param afterId  where to start: "0", "$", or the id of an event ({@link TaskEvent#getStreamId()},
      *                 {@link EventSubscription#getLastId()}) to start after

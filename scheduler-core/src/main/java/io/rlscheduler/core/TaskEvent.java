@@ -7,6 +7,15 @@ import java.util.Map;
  */
 public final class TaskEvent {
 
+    /**
+     * The type of the event a subscription delivers when events it had not read were trimmed from
+     * the stream (see {@link EventSubscription}): its fields are {@code after}, the last event
+     * delivered before (its stream id, which is also this event's), and {@code next}, the first
+     * entry the stream still held. Transitions between the two may be lost to the listener; a
+     * listener that keeps state from events re-reads it from Redis.
+     */
+    public static final String GAP = "gap";
+
     private final String streamId;
     private final String type;
     private final Map<String, String> fields;
@@ -33,7 +42,7 @@ public final class TaskEvent {
         return streamId;
     }
 
-    /** Returns 'task' for a task transition, 'worker' for a worker event. */
+    /** Returns 'task' for a task transition, 'worker' for a worker event, {@value #GAP} for a gap (see {@link #GAP}). */
     public String getType() {
         return type;
     }

@@ -150,4 +150,75 @@ class EventStreamIT {
         assertThat(ofTask(second, "t3")).extracting(TaskEvent::getTo).containsExactly(TaskState.QUEUED);
         assertThat(ofTask(first, "t1")).extracting(TaskEvent::getTo).containsExactly(TaskState.QUEUED);
     }
+
+    /**
+     * A subscription that falls further behind than the stream keeps (here its listener is held
+     * while 400 more entries are written to a stream trimmed to about 100) is told so with a gap
+     * event, before the first event it still gets; a subscription that keeps up, and one from "0"
+     * (everything kept), get none.
+     */
+    @Test
+    void aSubscriptionThatFellBehindPastTheTrimGetsAGapEventBeforeTheEventsAfterIt(
+            RedisClient client, RedisNamespace ns, RedisCommands<String, String> commands) throws Exception {
+        LeaseCore trimmed = LeaseCore.create(client, CoreOptions.builder().namespace(ns.name())
+                .eventStreamMaxLength(100).build());
+        try {
+            java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            List<TaskEvent> slow = new CopyOnWriteArrayList<>();
+            EventSubscription slowSubscription = trimmed.subscribe("$", event -> {
+                slow.add(event);
+                if (slow.size() == 1) {
+                    held.countDown();
+                    try {
+                        release.await(60, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            subscriptions.add(slowSubscription);
+            List<TaskEvent> keepingUp = new CopyOnWriteArrayList<>();
+            subscribe("$", keepingUp);
+
+            join(trimmed.submit(task("first", 0)));
+            assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            join(trimmed.submit(task("lost", 0)));
+            join(trimmed.cancel("lost", "trimmed before the slow subscription reads it"));
+            for (int i = 0; i < 400; i++) {
+                join(trimmed.submit(task("filler-" + i, 0))); // one at a time: one stream entry each
+            }
+            String stream = ns.hashTag() + ":events";
+            String oldestKept = commands.xrange(stream, Range.create("-", "+"), io.lettuce.core.Limit.create(0, 1)).get(0).getId();
+            String firstId = slow.get(0).getStreamId();
+            assertThat(compareIds(oldestKept, firstId)).as("the stream was trimmed past the held event").isPositive();
+
+            release.countDown();
+            awaitEvents(slow, "filler-399", 1);
+            List<TaskEvent> gaps = slow.stream().filter(e -> TaskEvent.GAP.equals(e.getType())).toList();
+            assertThat(gaps).hasSize(1);
+            TaskEvent gap = gaps.get(0);
+            assertThat(slow.indexOf(gap)).as("right after the last event delivered before it").isEqualTo(1);
+            assertThat(gap.getFields()).containsEntry("after", firstId).containsEntry("next", oldestKept);
+            assertThat(gap.getStreamId()).isEqualTo(firstId);
+            assertThat(gap.getTaskId()).isNull();
+            assertThat(gap.getTo()).isNull();
+            assertThat(slow.get(2).getStreamId()).as("then the oldest event kept").isEqualTo(oldestKept);
+            assertThat(ofTask(slow, "lost")).isEmpty();
+            assertStrictlyIncreasing(slow.subList(2, slow.size()));
+
+            awaitEvents(keepingUp, "filler-399", 1);
+            assertThat(keepingUp).noneMatch(e -> TaskEvent.GAP.equals(e.getType()));
+            assertThat(ofTask(keepingUp, "lost")).extracting(TaskEvent::getTo)
+                    .containsExactly(TaskState.QUEUED, TaskState.CANCELLED);
+
+            List<TaskEvent> fromStart = new CopyOnWriteArrayList<>();
+            subscribe("0", fromStart);
+            awaitEvents(fromStart, "filler-399", 1);
+            assertThat(fromStart).noneMatch(e -> TaskEvent.GAP.equals(e.getType()));
+            assertThat(fromStart.get(0).getStreamId()).isEqualTo(oldestKept);
+        } finally {
+            trimmed.close();
+        }
+    }
 }

@@ -621,6 +621,32 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
+     * Returns the tasks whose log state is in the cache with an attempt started and not ended:
+     * those a {@link #complete} or {@link #abandon} would still end. A state dropped from the cache
+     * is not among them (a task with followers is never dropped). For a master that may have missed
+     * the events of tasks' ends. Returns at once; completes on the I/O threads.
+     */
+    public CompletableFuture<List<String>> unendedAttempts() {
+        List<CompletableFuture<List<String>>> parts = new ArrayList<>(stripes.length);
+        for (Stripe stripe : stripes) {
+            CompletableFuture<List<String>> part = new CompletableFuture<>();
+            try {
+                stripe.executor.execute(() -> part.complete(stripe.unended()));
+            } catch (RejectedExecutionException closing) {
+                part.complete(List.of());
+            }
+            parts.add(part);
+        }
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(ignored -> {
+            List<String> all = new ArrayList<>();
+            for (CompletableFuture<List<String>> part : parts) {
+                all.addAll(part.join());
+            }
+            return all;
+        });
+    }
+
+    /**
      * Closes the manager: lets the writes already asked for finish, forces the files to disk and
      * closes them (those of ended attempts still queued for forcing too, whose followers then get
      * their END_OF_STREAM), ends every other follower with END_OF_STREAM marked incomplete, and stops the threads
@@ -1001,6 +1027,17 @@ public final class TaskLogManager implements AutoCloseable {
                     threads("rls-log-io-" + index + "-"));
             this.maxOpenFiles = maxOpenFiles;
             this.maxCachedTasks = maxCachedTasks;
+        }
+
+        /** The cached tasks with a started attempt not ended (see {@link #unendedAttempts()}). */
+        List<String> unended() {
+            List<String> unended = new ArrayList<>();
+            for (TaskLogState st : states.values()) {
+                if (!st.needsRecovery && st.epoch >= 0 && st.ended == null) {
+                    unended.add(st.taskId);
+                }
+            }
+            return unended;
         }
 
         // ---- operations ----

@@ -54,6 +54,7 @@ public final class TaskWatcher implements AutoCloseable {
     private final long reportGraceMillis;
     private final long sweepMillis;
     private EventSubscription subscription;
+    private final java.util.concurrent.atomic.AtomicLong gaps = new java.util.concurrent.atomic.AtomicLong();
 
     private record EndWithoutReport(long dueNanos, String finalState, String reason) {
     }
@@ -157,8 +158,44 @@ public final class TaskWatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Events this master had not read were trimmed from the stream: the ends among them would
+     * leave result futures waiting and logs open for good. So it re-reads the record of every task
+     * it waits on, and of every task whose log attempt it holds unended: an ended one completes
+     * its futures and, should its worker's report not come within the grace, has its log ended as
+     * an end by its worker would; and since QUEUED events may be among the lost, a dispatch round
+     * runs.
+     */
+    private void onGap(TaskEvent event) {
+        log.warn("task events after {} (up to {}) were trimmed from the stream before this master read them;"
+                + " re-reading the {} tasks waited on and the tasks with an unended log", event.getFields().get("after"),
+                event.getFields().get("next"), waiting.size());
+        gaps.incrementAndGet();
+        dispatcher.taskQueued();
+        for (String taskId : waiting.keySet()) {
+            core.getTask(taskId).thenAccept(record -> finishIfEnded(taskId, record));
+        }
+        logs.unendedAttempts().thenAccept(taskIds -> {
+            for (String taskId : taskIds) {
+                core.getTask(taskId).thenAccept(record -> {
+                    if (record.isPresent() && record.get().getState().isTerminal()) {
+                        endedByWorker(taskId, record.get().getState().name(),
+                                "its end, whose event this master missed (trimmed from the stream)");
+                    }
+                });
+            }
+        });
+    }
+
+    /** Returns how many gaps in the event stream this watcher met. */
+    public long getGaps() {
+        return gaps.get();
+    }
+
     private void onEvent(TaskEvent event) {
-        if ("task".equals(event.getType())) {
+        if (TaskEvent.GAP.equals(event.getType())) {
+            onGap(event);
+        } else if ("task".equals(event.getType())) {
             TaskState to = event.getTo();
             String via = event.getFields().getOrDefault("via", "");
             if (to != null && to.isTerminal()) {

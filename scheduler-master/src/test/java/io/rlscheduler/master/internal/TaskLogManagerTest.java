@@ -81,6 +81,19 @@ class TaskLogManagerTest {
     }
 
     @Test
+    void unendedAttemptsAreTheStartedOnesNotCompletedOrAbandoned() {
+        for (String taskId : List.of("running", "completed", "abandoned", "waiting-for-lines")) {
+            await(logs.open(taskId, "trace", 3, 1));
+        }
+        await(logs.append("completed", 3, lines(1, 2)));
+        logs.complete("completed", 3, 2, "SUCCEEDED");
+        logs.abandon("abandoned", "FAILED", "reaped");
+        await(logs.append("waiting-for-lines", 3, lines(1, 2)));
+        logs.complete("waiting-for-lines", 3, 5, "SUCCEEDED"); // lines 3 to 5 have not come
+        assertThat(await(logs.unendedAttempts())).containsExactlyInAnyOrder("running", "waiting-for-lines");
+    }
+
+    @Test
     void openAllWithOneInvalidStartStartsNone() {
         List<TaskLogManager.AttemptStart> starts = List.of(new TaskLogManager.AttemptStart("good", "trace-g", 7, 2),
                 new TaskLogManager.AttemptStart("../escape", "trace-e", 7, 1));

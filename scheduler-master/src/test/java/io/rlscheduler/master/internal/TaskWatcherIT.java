@@ -55,7 +55,9 @@ class TaskWatcherIT {
     @BeforeEach
     void start(TestRedis redis, RedisNamespace ns) throws Exception {
         CoreOptions options = CoreOptions.builder().namespace(ns.name()).heartbeatInterval(Duration.ofMillis(100))
-                .livenessLease(Duration.ofMillis(500)).taskLease(Duration.ofMillis(500)).build();
+                .livenessLease(Duration.ofMillis(500)).taskLease(Duration.ofMillis(500))
+                .eventStreamMaxLength(100) // the least: a held watcher falls behind the trim after a few hundred entries
+                .build();
         client = RedisClient.create(redis.getUri());
         core = LeaseCore.create(client, options);
         logs = new TaskLogManager(dir);
@@ -143,5 +145,54 @@ class TaskWatcherIT {
 
         LogRecord end = LogFixtures.await(logs.follow("t2", record -> { }).whenEnded());
         assertThat(end.isComplete()).isTrue();
+    }
+
+    /**
+     * The watcher's event thread is held (by a listener) while a running task ends without its
+     * worker's report, a waited-on task is cancelled, and 400 more entries trim both ends from the
+     * stream unread: the gap makes the watcher re-read those tasks, so the result completes and
+     * the log is ended after the report's grace, as when the event comes.
+     */
+    @Test
+    void endsWhoseEventsWereTrimmedUnreadStillCompleteResultsAndEndLogs() throws Exception {
+        TaskLease lease = running("t1");
+        LogFollow follow = logs.follow("t1", record -> { });
+        core.submit(TaskDefinition.builder("t2").build()).get(30, TimeUnit.SECONDS);
+        java.util.concurrent.CompletableFuture<io.rlscheduler.core.TaskRecord> result = watcher.whenDone("t2");
+        await().atMost(WAIT).until(() -> seen.contains("t2:" + TaskState.QUEUED));
+
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        watcher.addListener(event -> {
+            if ("hold".equals(event.getTaskId())) {
+                held.countDown();
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        core.submit(TaskDefinition.builder("hold").build()).get(30, TimeUnit.SECONDS);
+        assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+        finish(lease);
+        core.cancel("t2", "not needed").get(30, TimeUnit.SECONDS);
+        for (int i = 0; i < 400; i++) {
+            core.submit(TaskDefinition.builder("filler-" + i).build()).get(30, TimeUnit.SECONDS); // an entry each
+        }
+        long released = System.nanoTime();
+        release.countDown();
+
+        assertThat(result.get(30, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.CANCELLED);
+        assertThat(watcher.getGaps()).isEqualTo(1);
+        assertThat(seen).as("the ends' own events were trimmed unread")
+                .doesNotContain("t1:" + TaskState.SUCCEEDED, "t2:" + TaskState.CANCELLED);
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(System.nanoTime() - released).as("after the report's grace, twice the task lease")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
+        assertThat(end.isComplete()).isFalse();
+        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getNote()).contains("whose event this master missed");
+        assertThat(watcher.unpaired()).containsExactly(0, 0);
     }
 }
