@@ -136,7 +136,14 @@ class LauncherTest(unittest.TestCase):
 
     def test_exit_code_zero_and_stdout_belongs_to_the_task(self):
         p = self.start(["sh", "-c", "echo hello; echo oops >&2"], stdout=subprocess.PIPE)
-        out, err = p.communicate(timeout=DEADLINE_S)
+        # Not p.communicate(): it closes the launcher's stdin first, which means "the worker is
+        # gone", and a launcher that saw that before its task exited stopped it (143, a flake
+        # on a loaded machine). The worker holds stdin open; so does the test, until the end.
+        stdin, p.stdin = p.stdin, None
+        try:
+            out, err = p.communicate(timeout=DEADLINE_S)
+        finally:
+            stdin.close()
         self.assertEqual(p.returncode, 0)
         self.assertEqual(out, b"hello\n")  # the launcher adds nothing to stdout
         self.assertIn(b"oops", err)
