@@ -17,6 +17,7 @@ import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.SharedClientResources;
 import io.rlscheduler.core.SubmitAndClaimResult;
 import io.rlscheduler.core.SubmitResult;
+import io.rlscheduler.core.TaskIdConflictException;
 import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskIds;
@@ -312,11 +313,15 @@ public final class SchedulerMaster implements AutoCloseable {
     }
 
     /**
-     * Submits a task; returns once Redis has it. Idempotent by task id: submitting a spec whose
-     * id exists returns a handle to the existing task, unchanged.
+     * Submits a task; returns once Redis has it. Idempotent by task id: submitting again the spec
+     * of an existing task (the same in everything but its trace id) returns a handle to that task,
+     * unchanged, whether it is still queued, running or ended; so a submission whose answer was
+     * lost may be repeated. A different spec under an existing id is refused.
      *
      * @param spec the task
      * @return its handle
+     * @throws TaskIdConflictException if a task with the spec's id exists with a different spec
+     *                                 (parameters, script, resources, limits); nothing is changed
      */
     public TaskHandle submit(TaskSpec spec) {
         return await(submitAsync(spec));
@@ -332,7 +337,7 @@ public final class SchedulerMaster implements AutoCloseable {
         if (claim == null) {
             return core.submit(task).thenApply((SubmitResult r) -> {
                 dispatcher.taskQueued();
-                return new TaskHandle(this, r.getTask().getTaskId());
+                return handleOf(spec, r);
             });
         }
         // The leader, queue empty, workers connected: the submission's own script run also claims,
@@ -356,8 +361,20 @@ public final class SchedulerMaster implements AutoCloseable {
                                 : new java.util.concurrent.CompletionException(e);
                     }
                     dispatcher.claimedOnSubmit(claim, r.getClaims());
-                    return new TaskHandle(this, r.getSubmit().getTask().getTaskId());
+                    return handleOf(spec, r.getSubmit());
                 });
+    }
+
+    /** The handle of a submission's task; for an id that existed, only if it is the same task. */
+    private TaskHandle handleOf(TaskSpec spec, SubmitResult result) {
+        if (!result.isCreated()) {
+            String difference = spec.differenceFrom(result.getTask(), core.getOptions().getMaxAttempts(),
+                    core.getOptions().getMaxLeaseLosses());
+            if (difference != null) {
+                throw new TaskIdConflictException(spec.getTaskId(), difference);
+            }
+        }
+        return new TaskHandle(this, result.getTask().getTaskId());
     }
 
     /**
@@ -370,10 +387,14 @@ public final class SchedulerMaster implements AutoCloseable {
         return new TaskHandle(this, TaskIds.require(taskId, "task id"));
     }
 
-    /** Returns a task's record, or empty if it does not exist. */
+    /**
+     * Returns a task's record, or empty if it does not exist.
+     *
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id (null included)
+     */
     public Optional<TaskRecord> getTask(String taskId) {
         requireRunning();
-        return await(core.getTask(taskId));
+        return await(core.getTask(TaskIds.require(taskId, "task id")));
     }
 
     /** Lists tasks in a state, in submission order; limit 1 to 1000. */

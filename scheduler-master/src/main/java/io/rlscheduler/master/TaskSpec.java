@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskIds;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,6 +94,63 @@ public final class TaskSpec {
     /** Returns the GPUs requested. */
     public int getGpus() { return definition.getGpus(); }
 
+    /**
+     * Says how an existing task differs from this spec, as a resubmission under its id would
+     * change it: null when they are the same task (the trace id, random by default, is not
+     * compared), else the differences, {@code "field: existing X, submitted Y"}, the parameters,
+     * environment and limits each named ({@code parameters.lr}).
+     *
+     * @param existing          the existing task's record
+     * @param defaultMaxAttempts    what a spec without its own attempt limit gets
+     * @param defaultMaxLeaseLosses what a spec gets as its lease-loss limit
+     */
+    String differenceFrom(io.rlscheduler.core.TaskRecord existing, int defaultMaxAttempts, int defaultMaxLeaseLosses) {
+        List<String> differences = new ArrayList<>();
+        compare(differences, "priority", existing.getPriority(), definition.getPriority());
+        compare(differences, "gpus", existing.getGpus(), definition.getGpus());
+        compare(differences, "cpuSlots", existing.getCpuSlots(), definition.getCpuSlots());
+        compare(differences, "memoryBytes", existing.getMemoryBytes(), definition.getMemoryBytes());
+        compare(differences, "selector", existing.getSelector(), definition.getSelector());
+        compare(differences, "owner", existing.getOwner(), definition.getOwner());
+        compare(differences, "maxAttempts", existing.getMaxAttempts(),
+                definition.getMaxAttempts() > 0 ? definition.getMaxAttempts() : defaultMaxAttempts);
+        compare(differences, "maxLeaseLosses", existing.getMaxLeaseLosses(),
+                definition.getMaxLeaseLosses() >= 0 ? definition.getMaxLeaseLosses() : defaultMaxLeaseLosses);
+        try {
+            ObjectNode had = existing.getSpecJson() == null ? JSON.createObjectNode()
+                    : (ObjectNode) JSON.readTree(existing.getSpecJson());
+            ObjectNode has = (ObjectNode) JSON.readTree(definition.getSpecJson());
+            had.remove("traceId");
+            has.remove("traceId");
+            compareJson(differences, "", had, has);
+        } catch (IOException | ClassCastException e) {
+            differences.add("spec: the existing one is not readable (" + e.getMessage() + ")");
+        }
+        return differences.isEmpty() ? null : String.join("; ", differences);
+    }
+
+    private static void compare(List<String> differences, String field, Object existing, Object submitted) {
+        if (!Objects.equals(existing, submitted)) {
+            differences.add(field + ": existing " + existing + ", submitted " + submitted);
+        }
+    }
+
+    /** Compares two spec objects field by field, and the fields of their object fields (parameters, environment). */
+    private static void compareJson(List<String> differences, String prefix, ObjectNode had, ObjectNode has) {
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        had.fieldNames().forEachRemaining(names::add);
+        has.fieldNames().forEachRemaining(names::add);
+        for (String name : names) {
+            com.fasterxml.jackson.databind.JsonNode a = had.get(name);
+            com.fasterxml.jackson.databind.JsonNode b = has.get(name);
+            if (prefix.isEmpty() && a instanceof ObjectNode ao && b instanceof ObjectNode bo) {
+                compareJson(differences, name + ".", ao, bo);
+            } else if (!Objects.equals(a, b)) {
+                differences.add(prefix + name + ": existing " + (a == null ? "none" : a) + ", submitted " + (b == null ? "none" : b));
+            }
+        }
+    }
+
     /** Returns the definition handed to the lease core, with this spec as its JSON. */
     TaskDefinition toDefinition() {
         return definition;
@@ -123,13 +181,21 @@ public final class TaskSpec {
             this.core = TaskDefinition.builder("pending");
         }
 
-        /** Sets the task id (see {@link TaskIds}); default a random one. */
+        /**
+         * Sets the task id (see {@link TaskIds}); default a random one. With an id of your own a
+         * submission can be repeated safely: the same spec again gets the existing task, a
+         * different one fails with {@link io.rlscheduler.core.TaskIdConflictException}.
+         */
         public Builder taskId(String id) {
             this.taskId = TaskIds.require(id, "task id");
             return this;
         }
 
-        /** Adds a string parameter: name 1 to 64 of [A-Za-z0-9_-] starting with a letter; value at most 4096 characters, one line. */
+        /**
+         * Adds a string parameter: name 1 to 64 of [A-Za-z0-9_-] starting with a letter; value at
+         * most 4096 characters, one line. A name given again (by any {@code param}) replaces its
+         * value and keeps its place: a script gets each parameter once.
+         */
         public Builder param(String name, String value) {
             requireText(value, "value of parameter " + name);
             parameters.put(requireParam(name), value);
@@ -166,7 +232,7 @@ public final class TaskSpec {
         /**
          * Adds an environment variable; the name must not start with RLS_ nor be
          * CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER (the worker sets them, and refuses a task that
-         * would: the same rule as the worker's).
+         * would: the same rule as the worker's). A name given again replaces its value.
          */
         public Builder env(String name, String value) {
             if (name == null || !ENV.matcher(name).matches() || name.startsWith("RLS_") || name.equals("CUDA_VISIBLE_DEVICES")

@@ -79,6 +79,18 @@ class TaskSpecTest {
     }
 
     @Test
+    void aParameterOrEnvironmentVariableGivenAgainReplacesItsValueInItsPlace() throws Exception {
+        TaskSpec spec = TaskSpec.python("t.py").param("lr", 0.1).param("seed", 7L).env("MODE", "fast")
+                .param("lr", "warmup").env("MODE", "slow").param("LR", 0.3).build();
+        assertThat(spec.getParameters()).as("names are case-sensitive").containsExactly(
+                org.assertj.core.api.Assertions.entry("lr", "warmup"), org.assertj.core.api.Assertions.entry("seed", 7L),
+                org.assertj.core.api.Assertions.entry("LR", 0.3));
+        assertThat(spec.getEnvironment()).containsExactly(org.assertj.core.api.Assertions.entry("MODE", "slow"));
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(spec.toDefinition().getSpecJson())
+                .get("parameters").toString()).isEqualTo("{\"lr\":\"warmup\",\"seed\":7,\"LR\":0.3}");
+    }
+
+    @Test
     void aTimeoutBeyondAYearIsRejectedByTheSetter() {
         // Found by review: accepted, then build() threw a raw ArithmeticException (long overflow).
         assertThatThrownBy(() -> TaskSpec.python("t.py").timeout(java.time.temporal.ChronoUnit.FOREVER.getDuration()))
