@@ -23,14 +23,16 @@ import org.slf4j.LoggerFactory;
  * stops it and waits for its thread.
  *
  * <p><b>Gaps.</b> The stream is trimmed to about {@code eventStreamMaxLength} entries, oldest
- * first. A subscription that falls further behind than that (its connection away for long, or a
- * listener too slow for the rate of events) would resume after events it never saw. So after
- * every read that returned entries it asks for the stream's first entry (one O(1) command): if that
- * lies beyond the last event delivered, events in between may have been trimmed unread, and the
- * listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
- * delivered ({@code after}) and the first one the stream still held ({@code next}). Redis 6.2 keeps
- * no record of what it trimmed, so a gap event can be a false alarm in one case: when the last
- * event delivered was itself the oldest trimmed and nothing after it was. A listener that keeps
+ * first. A subscription that falls further behind than that (its connection to Redis away while
+ * others keep writing, or a listener too slow for the rate of events) would resume after events it
+ * never saw. So after every read that returned entries it asks for the stream's oldest entry (one
+ * O(1) command): if that lies past the last event delivered, events in between were trimmed unread,
+ * and the listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
+ * delivered ({@code after}) and the oldest entry the stream held ({@code next}); so too when an
+ * entry of several events was trimmed after only some of them were delivered. Redis 6.2 keeps no
+ * record of what it trimmed, so a gap event can be a false alarm: when exactly the last event
+ * delivered, and nothing after it, was trimmed (the subscription was at the trimming edge); and
+ * for a subscription from the stream's start, see {@link #trimmedUnread}. A listener that keeps
  * state from events re-reads that state from Redis on a gap.
  */
 public final class EventSubscription implements AutoCloseable {
@@ -46,27 +48,45 @@ public final class EventSubscription implements AutoCloseable {
     private volatile boolean running = true;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile String lastId;
+    /** The stream's trimming length (entries), for the check of a subscription from its start. */
+    private final long maxLength;
+    /**
+     * For a subscription from the stream's start ("0", or "$" on an empty stream): the oldest
+     * entry when it began, or null when the stream was empty. Set before the thread starts.
+     */
+    private String startFloor;
+    /**
+     * The last event delivered of an entry trimmed before the rest of it was read: those events
+     * are lost, and the next read reports it. Read and written by the subscription's thread only.
+     */
+    private String lostAfter;
 
-    private EventSubscription(RedisClient client, String stream, String afterId, Consumer<TaskEvent> listener) {
+    private EventSubscription(RedisClient client, String stream, String afterId, long maxLength, Consumer<TaskEvent> listener) {
         this.connection = client.connect();
         this.stream = stream;
+        this.maxLength = maxLength;
         this.lastId = afterId;
         this.listener = listener;
         this.thread = new Thread(this::loop, "rls-events-" + stream);
         this.thread.setDaemon(true);
     }
 
-    static EventSubscription start(RedisClient client, String stream, String afterId, Consumer<TaskEvent> listener) {
+    static EventSubscription start(RedisClient client, String stream, String afterId, long maxLength,
+                                   Consumer<TaskEvent> listener) {
         Objects.requireNonNull(afterId, "afterId");
         Objects.requireNonNull(listener, "listener");
         EventIds.requireValid(afterId);
-        EventSubscription subscription = new EventSubscription(client, stream, afterId, listener);
+        EventSubscription subscription = new EventSubscription(client, stream, afterId, maxLength, listener);
+        RedisCommands<String, String> redis = subscription.connection.sync();
         if ("$".equals(afterId)) {
             // Pin "only new events" to the stream's current end now, so nothing between start and
             // the first read is missed.
-            List<StreamMessage<String, String>> last = subscription.connection.sync().xrevrange(stream,
-                    Range.create("-", "+"), Limit.create(0, 1));
+            List<StreamMessage<String, String>> last = redis.xrevrange(stream, Range.create("-", "+"), Limit.create(0, 1));
             subscription.lastId = last.isEmpty() ? "0" : last.get(0).getId();
+        }
+        if (fromStart(subscription.lastId)) {
+            List<StreamMessage<String, String>> first = redis.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
+            subscription.startFloor = first.isEmpty() ? null : first.get(0).getId();
         }
         subscription.thread.start();
         return subscription;
@@ -90,9 +110,7 @@ public final class EventSubscription implements AutoCloseable {
                     List<StreamMessage<String, String>> entry = redis.xrange(stream, Range.create(entryId, entryId));
                     if (entry.isEmpty()) {
                         log.warn("event stream entry {} was trimmed before it was read whole; resuming after it", entryId);
-                        if (!gap(after, entryId)) {
-                            return;
-                        }
+                        lostAfter = after; // told with the next read, with the oldest entry kept then
                         lastId = entryId;
                     } else if (!deliver(entry.get(0), EventIds.indexOf(after))) {
                         return;
@@ -101,16 +119,17 @@ public final class EventSubscription implements AutoCloseable {
                 }
                 List<StreamMessage<String, String>> messages = redis.xread(
                         XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, after));
-                if (!messages.isEmpty() && !"0".equals(after)) {
-                    // Trimming removes the oldest entries first: if the oldest kept one is past the
-                    // last event delivered, whatever lay between was trimmed before this read.
+                if (!messages.isEmpty()) {
                     List<StreamMessage<String, String>> first = redis.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
-                    if (!first.isEmpty() && EventIds.compareEntries(first.get(0).getId(), after) > 0) {
+                    String oldest = first.isEmpty() ? messages.get(0).getId() : first.get(0).getId();
+                    String lost = lostAfter != null ? lostAfter : trimmedUnread(redis, after, oldest) ? after : null;
+                    if (lost != null) {
                         log.warn("events of stream {} after {} up to {} were trimmed before this subscription read them",
-                                stream, after, first.get(0).getId());
-                        if (!gap(after, first.get(0).getId())) {
+                                stream, lost, oldest);
+                        if (!gap(lost, oldest)) {
                             return;
                         }
+                        lostAfter = null;
                     }
                 }
                 for (StreamMessage<String, String> m : messages) {
@@ -168,6 +187,28 @@ public final class EventSubscription implements AutoCloseable {
         }
         lastId = m.getId(); // also when resumed after an event beyond the entry's count
         return true;
+    }
+
+    /** Whether a position is the stream's start ("0", "0-0"). */
+    private static boolean fromStart(String id) {
+        return id.indexOf(EventIds.SEPARATOR) < 0 && EventIds.compareEntries(id, "0") == 0;
+    }
+
+    /**
+     * Whether entries after {@code after} were trimmed before the read that just returned entries
+     * after it, given the oldest entry the stream held after that read. Trimming removes the
+     * oldest entries first (and nothing here deletes others): if the oldest kept one lies past
+     * the last event delivered, whatever lay between is gone. From the stream's start, the oldest
+     * entry when the subscription began stands for the last delivered; when the stream was empty
+     * then, only a stream that has since grown to its trimming length can have lost entries (so a
+     * subscription that waited through that many entries before its first read is told of a gap
+     * that may not be one).
+     */
+    private boolean trimmedUnread(RedisCommands<String, String> redis, String after, String oldest) {
+        if (!fromStart(after)) {
+            return EventIds.compareEntries(oldest, after) > 0;
+        }
+        return startFloor != null ? EventIds.compareEntries(oldest, startFloor) > 0 : redis.xlen(stream) >= maxLength;
     }
 
     /**

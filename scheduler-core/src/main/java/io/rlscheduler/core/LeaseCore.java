@@ -695,7 +695,7 @@ public final class LeaseCore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code afterId} is none of these
      */
     public EventSubscription subscribe(String afterId, Consumer<TaskEvent> listener) {
-        return EventSubscription.start(client, keys.events(), afterId, listener);
+        return EventSubscription.start(client, keys.events(), afterId, options.getEventStreamMaxLength(), listener);
     }
 
     /** Closes the core's Redis connections. Idempotent. Subscriptions are closed separately. */

@@ -169,6 +169,27 @@ class EventBatchIT {
     }
 
     @Test
+    void resumingInsideAnEntryThatWasTrimmedGivesOneGapFromTheLastEventDelivered() {
+        threeClaimedInOneRun();
+        String e = entries().get(4).getId();
+        for (String id : List.of("d", "e", "f")) {
+            join(core.submit(task(id, 0)));
+        }
+        commands.xtrim(stream, 2); // exactly: the last two entries, e's and f's submissions, stay
+        String oldest = entries().get(0).getId();
+
+        List<TaskEvent> events = subscribe(e + "#1");
+        awaitSize(events, 3);
+        assertThat(events.get(0).getType()).isEqualTo(TaskEvent.GAP);
+        assertThat(events.get(0).getFields()).containsEntry("after", e + "#1").containsEntry("next", oldest);
+        assertThat(events.subList(1, 3)).extracting(TaskEvent::getTaskId).containsExactly("e", "f");
+        join(core.submit(task("g", 0)));
+        awaitSize(events, 4);
+        assertThat(events).as("one gap, not a second from the entry's own id").filteredOn(ev -> TaskEvent.GAP.equals(ev.getType()))
+                .hasSize(1);
+    }
+
+    @Test
     void moreTransitionsThanAnEntryHoldsGoToSeveralEntries() {
         int tasks = EventIds.MAX_PER_ENTRY + 6;
         for (int i = 0; i < tasks; i++) {

@@ -4,8 +4,10 @@ import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.rlscheduler.testkit.FaultProxy;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -219,6 +221,48 @@ class EventStreamIT {
             assertThat(fromStart.get(0).getStreamId()).isEqualTo(oldestKept);
         } finally {
             trimmed.close();
+        }
+    }
+
+    /**
+     * A subscription for new events that began on an empty stream and could not read until the
+     * stream had been trimmed (its connection held by a proxy meanwhile) has nothing to compare
+     * with but the stream's length: one past the trimming length may have lost events, and it says
+     * so.
+     */
+    @Test
+    void aSubscriptionThatBeganOnAnEmptyStreamAndFirstReadAfterTheTrimGetsAGap(
+            TestRedis redis, RedisClient client, RedisNamespace ns, RedisCommands<String, String> commands) {
+        CoreOptions options = CoreOptions.builder().namespace(ns.name()).eventStreamMaxLength(100).build();
+        String stream = ns.hashTag() + ":events";
+        assertThat(commands.xlen(stream)).isZero();
+        LeaseCore writer = LeaseCore.create(client, options);
+        try (FaultProxy proxy = FaultProxy.start(redis.getHost(), redis.getPort())) {
+            RedisClient proxied = RedisClient.create("redis://127.0.0.1:" + proxy.getPort());
+            LeaseCore reader = LeaseCore.create(proxied, options);
+            List<TaskEvent> events = new CopyOnWriteArrayList<>();
+            EventSubscription subscription = reader.subscribe("$", events::add);
+            try {
+                proxy.blackhole();
+                for (int i = 0; i < 400; i++) {
+                    join(writer.submit(task("filler-" + i, 0))); // one entry each
+                }
+                String oldest = commands.xrange(stream, Range.create("-", "+"), io.lettuce.core.Limit.create(0, 1)).get(0).getId();
+                proxy.pass();
+
+                awaitEvents(events, "filler-399", 1);
+                assertThat(events.get(0).getType()).isEqualTo(TaskEvent.GAP);
+                assertThat(events.get(0).getFields()).containsEntry("after", "0").containsEntry("next", oldest);
+                assertThat(events.get(1).getStreamId()).isEqualTo(oldest);
+                assertThat(events).filteredOn(e -> TaskEvent.GAP.equals(e.getType())).hasSize(1);
+                assertThat(ofTask(events, "filler-0")).as("trimmed").isEmpty();
+            } finally {
+                subscription.close();
+                reader.close();
+                proxied.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+        } finally {
+            writer.close();
         }
     }
 }

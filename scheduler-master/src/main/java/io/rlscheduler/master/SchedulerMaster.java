@@ -368,8 +368,7 @@ public final class SchedulerMaster implements AutoCloseable {
     /** The handle of a submission's task; for an id that existed, only if it is the same task. */
     private TaskHandle handleOf(TaskSpec spec, SubmitResult result) {
         if (!result.isCreated()) {
-            String difference = spec.differenceFrom(result.getTask(), core.getOptions().getMaxAttempts(),
-                    core.getOptions().getMaxLeaseLosses());
+            String difference = spec.differenceFrom(result.getTask());
             if (difference != null) {
                 throw new TaskIdConflictException(spec.getTaskId(), difference);
             }

@@ -96,15 +96,15 @@ public final class TaskSpec {
 
     /**
      * Says how an existing task differs from this spec, as a resubmission under its id would
-     * change it: null when they are the same task (the trace id, random by default, is not
-     * compared), else the differences, {@code "field: existing X, submitted Y"}, the parameters,
-     * environment and limits each named ({@code parameters.lr}).
+     * change it: null when they are the same task, else the differences,
+     * {@code "field: existing X, submitted Y"}, parameters and environment variables each named
+     * ({@code parameters.lr}). Not compared: the trace id (random by default), the parameters'
+     * order (a script reads them by name), and a limit the spec leaves to the master's default
+     * (masters may differ in it, and a repeated submission may reach another master).
      *
-     * @param existing          the existing task's record
-     * @param defaultMaxAttempts    what a spec without its own attempt limit gets
-     * @param defaultMaxLeaseLosses what a spec gets as its lease-loss limit
+     * @param existing the existing task's record
      */
-    String differenceFrom(io.rlscheduler.core.TaskRecord existing, int defaultMaxAttempts, int defaultMaxLeaseLosses) {
+    String differenceFrom(io.rlscheduler.core.TaskRecord existing) {
         List<String> differences = new ArrayList<>();
         compare(differences, "priority", existing.getPriority(), definition.getPriority());
         compare(differences, "gpus", existing.getGpus(), definition.getGpus());
@@ -112,16 +112,17 @@ public final class TaskSpec {
         compare(differences, "memoryBytes", existing.getMemoryBytes(), definition.getMemoryBytes());
         compare(differences, "selector", existing.getSelector(), definition.getSelector());
         compare(differences, "owner", existing.getOwner(), definition.getOwner());
-        compare(differences, "maxAttempts", existing.getMaxAttempts(),
-                definition.getMaxAttempts() > 0 ? definition.getMaxAttempts() : defaultMaxAttempts);
-        compare(differences, "maxLeaseLosses", existing.getMaxLeaseLosses(),
-                definition.getMaxLeaseLosses() >= 0 ? definition.getMaxLeaseLosses() : defaultMaxLeaseLosses);
+        if (definition.getMaxAttempts() > 0) {
+            compare(differences, "maxAttempts", existing.getMaxAttempts(), definition.getMaxAttempts());
+        }
         try {
             ObjectNode had = existing.getSpecJson() == null ? JSON.createObjectNode()
                     : (ObjectNode) JSON.readTree(existing.getSpecJson());
             ObjectNode has = (ObjectNode) JSON.readTree(definition.getSpecJson());
-            had.remove("traceId");
-            has.remove("traceId");
+            for (String notCompared : List.of("traceId", "owner")) { // the owner: compared above
+                had.remove(notCompared);
+                has.remove(notCompared);
+            }
             compareJson(differences, "", had, has);
         } catch (IOException | ClassCastException e) {
             differences.add("spec: the existing one is not readable (" + e.getMessage() + ")");

@@ -97,6 +97,34 @@ class SubmitByIdIT {
     }
 
     @Test
+    void aRepeatThroughAMasterWithOtherDefaultLimitsGetsTheSameTask(TestRedis redis, RedisNamespace ns) {
+        TaskHandle first = master.submit(spec().build());
+        int defaultAttempts = first.getRecord().getMaxAttempts();
+        try (SchedulerMaster other = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+                .secret("submit-by-id-test-shared-secret".getBytes(StandardCharsets.UTF_8))
+                .coreOptions(CoreOptions.builder().namespace(ns.name()).maxAttempts(defaultAttempts + 2)
+                        .maxLeaseLosses(first.getRecord().getMaxLeaseLosses() + 1).build())
+                .logDirectory(dir.resolve("logs-other")).masterId("m2").standbyOnly(true).build().start()) {
+            assertThat(other.submit(spec().build()).getTaskId()).isEqualTo("run-7");
+            assertThatThrownBy(() -> other.submit(spec().maxAttempts(defaultAttempts + 2).build()))
+                    .isInstanceOfSatisfying(TaskIdConflictException.class, e -> assertThat(e.getDifference())
+                            .isEqualTo("maxAttempts: existing " + defaultAttempts + ", submitted " + (defaultAttempts + 2)));
+        }
+        assertThat(master.queueDepth()).isEqualTo(1);
+    }
+
+    @Test
+    void parametersInAnotherOrderAreTheSameTaskAnotherOwnerIsNot() {
+        master.submit(spec().build());
+        TaskSpec reordered = TaskSpec.python("train.py").taskId("run-7").param("seed", 7).param("lr", 0.1)
+                .param("algo", "ppo").env("MODE", "fast").gpus(0).owner("alice").timeout(Duration.ofMinutes(5)).build();
+        assertThat(master.submit(reordered).getTaskId()).isEqualTo("run-7");
+        assertThatThrownBy(() -> master.submit(spec().owner("bob").build()))
+                .isInstanceOfSatisfying(TaskIdConflictException.class, e -> assertThat(e.getDifference())
+                        .as("once, not again for the spec's copy").isEqualTo("owner: existing alice, submitted bob"));
+    }
+
+    @Test
     void theSameSpecAfterTheTaskEndedGetsTheEndedTaskNotASecondRun() {
         TaskHandle first = master.submit(spec().build());
         assertThat(first.cancel()).isTrue();

@@ -379,6 +379,13 @@ public final class SchedulerWorker implements AutoCloseable {
             return;
         }
         TaskLease lease = new TaskLease(task.getTaskId(), task.getEpoch());
+        // The task lease starts when the ack runs in Redis, not when the attempt is built here
+        // (after the ack's round trip, a wait for a task thread and the run directory's set-up):
+        // this worker's fence clock starts before the ack is sent, so it never counts from later
+        // than the lease does. (The launcher's own keepalive watchdog, the backstop for a frozen
+        // JVM, still counts from the process's start: a lag of the launch's set-up, well inside
+        // the stopping margin.)
+        long ackSentAt = System.nanoTime();
         core.acknowledge(lease, config.workerId, sessionId).whenCompleteAsync((result, error) -> {
             if (error != null) {
                 log.warn("cannot confirm task {} in Redis: {}", task.getTaskId(), error.toString());
@@ -387,7 +394,7 @@ public final class SchedulerWorker implements AutoCloseable {
                 log.info("task {} epoch {} is no longer ours: {}", task.getTaskId(), task.getEpoch(), result.getStatus());
                 send(refusal(task, ErrorCode.ERROR_CODE_STALE_EPOCH, result.getStatus().toString()));
             } else {
-                launch(task);
+                launch(task, ackSentAt);
             }
         }, taskThreads);
     }
@@ -408,7 +415,7 @@ public final class SchedulerWorker implements AutoCloseable {
     // Attempts
     // ------------------------------------------------------------------------------------------
 
-    private void launch(ExecuteTask task) {
+    private void launch(ExecuteTask task, long leaseStartNanos) {
         Attempt attempt = null;
         TaskExecution execution;
         try {
@@ -420,6 +427,7 @@ public final class SchedulerWorker implements AutoCloseable {
                     : runDirectories.locate(task.getTaskId(), task.getAttempt());
             attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
                     new MetricsCollector(1000), dirs.getRunDir());
+            attempt.renewed(leaseStartNanos);
             track(attempt);
             TaskContext context = new TaskContext(task.getTaskId(), task.getEpoch(), task.getAttempt(), task.getTraceId(),
                     task.getScript(), task.getArgumentsList(), parameters, task.getResources().getGpuIdsList(),

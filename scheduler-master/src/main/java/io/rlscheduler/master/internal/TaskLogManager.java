@@ -621,10 +621,11 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Returns the tasks whose log state is in the cache with an attempt started and not ended:
-     * those a {@link #complete} or {@link #abandon} would still end. A state dropped from the cache
-     * is not among them (a task with followers is never dropped). For a master that may have missed
-     * the events of tasks' ends. Returns at once; completes on the I/O threads.
+     * Returns the tasks whose log state is in the cache with an attempt started, not ended, and no
+     * completion waiting for its last lines (its worker's report came): those whose end this
+     * manager has not heard of. A state dropped from the cache is not among them (a task with
+     * followers is never dropped). For a master that may have missed the events of tasks' ends.
+     * Returns at once; completes on the I/O threads.
      */
     public CompletableFuture<List<String>> unendedAttempts() {
         List<CompletableFuture<List<String>>> parts = new ArrayList<>(stripes.length);
@@ -1033,7 +1034,7 @@ public final class TaskLogManager implements AutoCloseable {
         List<String> unended() {
             List<String> unended = new ArrayList<>();
             for (TaskLogState st : states.values()) {
-                if (!st.needsRecovery && st.epoch >= 0 && st.ended == null) {
+                if (!st.needsRecovery && st.epoch >= 0 && st.ended == null && st.pendingEndSequence < 0) {
                     unended.add(st.taskId);
                 }
             }

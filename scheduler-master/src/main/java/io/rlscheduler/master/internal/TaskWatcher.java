@@ -55,6 +55,9 @@ public final class TaskWatcher implements AutoCloseable {
     private final long sweepMillis;
     private EventSubscription subscription;
     private final java.util.concurrent.atomic.AtomicLong gaps = new java.util.concurrent.atomic.AtomicLong();
+    /** Tasks whose re-read after a gap failed (Redis away): the sweep asks again. */
+    private final java.util.Set<String> resultRechecks = ConcurrentHashMap.newKeySet();
+    private final java.util.Set<String> logRechecks = ConcurrentHashMap.newKeySet();
 
     private record EndWithoutReport(long dueNanos, String finalState, String reason) {
     }
@@ -102,8 +105,21 @@ public final class TaskWatcher implements AutoCloseable {
         }
     }
 
-    /** Ends the logs of tasks whose report is overdue; forgets reports whose event never came. */
+    /**
+     * Ends the logs of tasks whose report is overdue; forgets reports whose event never came;
+     * re-reads the tasks whose re-read after a gap failed.
+     */
     private void sweep() {
+        for (String taskId : resultRechecks) {
+            if (resultRechecks.remove(taskId)) {
+                recheckResult(taskId);
+            }
+        }
+        for (String taskId : logRechecks) {
+            if (logRechecks.remove(taskId)) {
+                recheckLog(taskId);
+            }
+        }
         long now = System.nanoTime();
         endsAwaitingReport.forEach((taskId, end) -> {
             if (now - end.dueNanos() >= 0 && endsAwaitingReport.remove(taskId, end)) {
@@ -172,19 +188,38 @@ public final class TaskWatcher implements AutoCloseable {
                 event.getFields().get("next"), waiting.size());
         gaps.incrementAndGet();
         dispatcher.taskQueued();
-        for (String taskId : waiting.keySet()) {
-            core.getTask(taskId).thenAccept(record -> finishIfEnded(taskId, record));
-        }
-        logs.unendedAttempts().thenAccept(taskIds -> {
-            for (String taskId : taskIds) {
-                core.getTask(taskId).thenAccept(record -> {
-                    if (record.isPresent() && record.get().getState().isTerminal()) {
-                        endedByWorker(taskId, record.get().getState().name(),
-                                "its end, whose event this master missed (trimmed from the stream)");
-                    }
-                });
+        waiting.keySet().forEach(this::recheckResult);
+        logs.unendedAttempts().thenAccept(taskIds -> taskIds.forEach(this::recheckLog));
+    }
+
+    /** After a gap: completes a waited-on result if the task ended; asked again by the sweep if Redis failed. */
+    private void recheckResult(String taskId) {
+        core.getTask(taskId).whenComplete((record, error) -> {
+            if (error != null) {
+                recheckFailed(resultRechecks, taskId, error);
+            } else {
+                finishIfEnded(taskId, record);
             }
         });
+    }
+
+    /** After a gap: ends, as an end by the worker, the log of a task that ended; asked again by the sweep if Redis failed. */
+    private void recheckLog(String taskId) {
+        core.getTask(taskId).whenComplete((record, error) -> {
+            if (error != null) {
+                recheckFailed(logRechecks, taskId, error);
+            } else if (record.isPresent() && record.get().getState().isTerminal()) {
+                endedByWorker(taskId, record.get().getState().name(),
+                        "its end, whose event this master missed (trimmed from the stream)");
+            }
+        });
+    }
+
+    private static void recheckFailed(java.util.Set<String> retries, String taskId, Throwable error) {
+        if (retries.add(taskId)) {
+            log.warn("task {}: cannot re-read its record after a gap in the event stream ({}); trying again", taskId,
+                    error.toString());
+        }
     }
 
     /** Returns how many gaps in the event stream this watcher met. */
