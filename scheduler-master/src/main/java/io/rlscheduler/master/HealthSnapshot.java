@@ -21,10 +21,11 @@ public final class HealthSnapshot {
     private final long dispatchRounds;
     private final long tasksDispatched;
     private final long reaperPasses;
+    private final long eventGaps;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
-                   long dispatchRounds, long tasksDispatched, long reaperPasses) {
+                   long dispatchRounds, long tasksDispatched, long reaperPasses, long eventGaps) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -42,6 +43,7 @@ public final class HealthSnapshot {
         this.dispatchRounds = dispatchRounds;
         this.tasksDispatched = tasksDispatched;
         this.reaperPasses = reaperPasses;
+        this.eventGaps = eventGaps;
     }
 
     /** Returns this master's id. */
@@ -70,6 +72,13 @@ public final class HealthSnapshot {
     public long getTasksDispatched() { return tasksDispatched; }
     /** Returns how many reaper passes ran since start. */
     public long getReaperPasses() { return reaperPasses; }
+    /**
+     * Returns how many times since start this master found task events trimmed from the stream
+     * before it read them (it then re-read the tasks it waits on; see operations.md, failure
+     * modes). Above zero: raise {@code eventStreamMaxLength}, or find what held the master's
+     * event thread (a task listener that blocks) or its connection to Redis.
+     */
+    public long getEventGaps() { return eventGaps; }
 
     @Override
     public String toString() {
@@ -77,6 +86,6 @@ public final class HealthSnapshot {
                 + ", workersByState=" + workersByState + ", queueDepth=" + queueDepth + ", assigned=" + assignedTasks
                 + ", running=" + runningTasks + ", eventLoops=" + eventLoops + ", pendingEventLoopTasks="
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
-                + ", reaperPasses=" + reaperPasses + '}';
+                + ", reaperPasses=" + reaperPasses + ", eventGaps=" + eventGaps + '}';
     }
 }

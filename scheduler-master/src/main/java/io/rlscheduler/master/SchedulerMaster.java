@@ -438,7 +438,7 @@ public final class SchedulerMaster implements AutoCloseable {
         watcher.removeListener(listener);
     }
 
-    /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop and dispatcher figures. */
+    /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher and event-stream figures. */
     public HealthSnapshot health() {
         requireRunning();
         CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
@@ -459,7 +459,7 @@ public final class SchedulerMaster implements AutoCloseable {
         }
         return new HealthSnapshot(masterId, isLeader(), transport.toString(), registry.size(), byState, await(queue),
                 await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
-                dispatcher.getSent(), reaperPasses.get());
+                dispatcher.getSent(), reaperPasses.get(), watcher.getGaps());
     }
 
     CancelResult cancel(String taskId) {
