@@ -516,6 +516,14 @@ public final class SchedulerMaster implements AutoCloseable {
                         + " file for it");
     }
 
+    /** Follows a task's log (see {@link TaskHandle#followLogs}); a log whose task ended unseen by this master is ended. */
+    LogFollow followLogs(String taskId, Consumer<LogRecord> consumer) {
+        requireRunning();
+        LogFollow follow = logs.follow(taskId, consumer);
+        watcher.followed(taskId);
+        return follow;
+    }
+
     TaskLogManager logs() {
         requireRunning();
         return logs;

@@ -72,13 +72,16 @@ public final class TaskHandle {
      * one end-of-stream record carrying the final state. Lines are those this master's log file
      * holds (see docs/operations.md for where logs live). A follow may start before the task is
      * submitted (to be attached live from its first line): for a task that does not exist it
-     * waits, until the task's log ends or the follow is closed.
+     * waits, until the task's log ends or the follow is closed. A task that ended without this
+     * master hearing how its log ends (the master was not running then, and its log directory is
+     * its own) has its follow ended after twice the task lease, marked incomplete, unless the
+     * worker's report comes meanwhile.
      *
      * @param consumer receives the records, on the log manager's delivery thread; must not block long
      * @return the follow; close it to stop early
      */
     public LogFollow followLogs(Consumer<LogRecord> consumer) {
-        return master.logs().follow(taskId, consumer);
+        return master.followLogs(taskId, consumer);
     }
 
     /** Returns the task's current record if it exists. */

@@ -648,6 +648,19 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
+     * Returns whether the task's log has an attempt started, not ended, and no completion waiting
+     * for its last lines: whether this manager still waits to hear how the attempt ended (see
+     * {@link #unendedAttempts()}). Reads the file if the task's state is not cached. Returns at
+     * once; completes on the task's I/O thread, false for an invalid id or a closed manager.
+     */
+    public CompletableFuture<Boolean> awaitsEnd(String taskId) {
+        if (!TaskIds.isValid(taskId)) {
+            return CompletableFuture.completedFuture(false);
+        }
+        return submit(taskId, false, stripe -> stripe.awaitsEnd(taskId)).exceptionally(e -> false);
+    }
+
+    /**
      * Closes the manager: lets the writes already asked for finish, forces the files to disk and
      * closes them (those of ended attempts still queued for forcing too, whose followers then get
      * their END_OF_STREAM), ends every other follower with END_OF_STREAM marked incomplete, and stops the threads
@@ -1034,11 +1047,19 @@ public final class TaskLogManager implements AutoCloseable {
         List<String> unended() {
             List<String> unended = new ArrayList<>();
             for (TaskLogState st : states.values()) {
-                if (!st.needsRecovery && st.epoch >= 0 && st.ended == null && st.pendingEndSequence < 0) {
+                if (!st.needsRecovery && awaitsEnd(st)) {
                     unended.add(st.taskId);
                 }
             }
             return unended;
+        }
+
+        boolean awaitsEnd(String taskId) throws IOException {
+            return awaitsEnd(state(taskId));
+        }
+
+        private static boolean awaitsEnd(TaskLogState st) {
+            return st.epoch >= 0 && st.ended == null && st.pendingEndSequence < 0;
         }
 
         // ---- operations ----

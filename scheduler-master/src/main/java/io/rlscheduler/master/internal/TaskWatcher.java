@@ -222,6 +222,29 @@ public final class TaskWatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * A follower was attached to a task's log. If the task has ended while its log here still
+     * waits for the end (this master was not running when it ended, or missed the event while
+     * the log's state was not cached), the follower would wait for good: the log is ended as
+     * after an end by the worker (the report may yet come within the grace). One record read per
+     * follow; never blocks.
+     */
+    public void followed(String taskId) {
+        core.getTask(taskId).whenComplete((record, error) -> {
+            if (error != null) {
+                log.debug("task {}: cannot read its record for a new follower: {}", taskId, error.toString());
+            } else if (record.isPresent() && record.get().getState().isTerminal()) {
+                String state = record.get().getState().name();
+                logs.awaitsEnd(taskId).thenAccept(awaits -> {
+                    if (awaits) {
+                        endedByWorker(taskId, state, "its end, which this master did not see (it was not running"
+                                + " then, or missed the event)");
+                    }
+                });
+            }
+        });
+    }
+
     /** Returns how many gaps in the event stream this watcher met. */
     public long getGaps() {
         return gaps.get();

@@ -195,4 +195,43 @@ class TaskWatcherIT {
         assertThat(end.getNote()).contains("whose event this master missed");
         assertThat(watcher.unpaired()).containsExactly(0, 0);
     }
+
+    /**
+     * A master that was not running when a task ended (here: its watcher closed, then a new
+     * manager and watcher on the same log directory, as after a restart) has the task's log
+     * waiting for an end it will never hear of: a new follower's check of the record ends it after
+     * the report's grace. A follower of a task still running is left to wait.
+     */
+    @Test
+    void aFollowerOfALogWhoseTaskEndedWhileTheMasterWasDownEndsAfterTheReportGrace() throws Exception {
+        TaskLease lease = running("t1");
+        TaskLease stillRunning = running("t2");
+        assertThat(LogFixtures.await(logs.append("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        watcher.close();
+        logs.close();
+        finish(lease); // while no master watches
+
+        logs = new TaskLogManager(dir);
+        watcher = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16), logs);
+        watcher.start();
+        java.util.List<LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+        long before = System.nanoTime();
+        LogFollow follow = logs.follow("t1", records::add);
+        watcher.followed("t1");
+        LogFollow running = logs.follow("t2", record -> { });
+        watcher.followed("t2");
+
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(System.nanoTime() - before).as("after the report's grace, twice the task lease")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
+        assertThat(end.isComplete()).isFalse();
+        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getNote()).contains("which this master did not see");
+        assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
+        assertThat(LogFixtures.await(logs.awaitsEnd("t1"))).isFalse();
+        await().during(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !running.whenEnded().isDone()); // t2 still runs: past its own grace, not ended
+        assertThat(LogFixtures.await(logs.awaitsEnd("t2"))).isTrue();
+        finish(stillRunning);
+    }
 }
