@@ -318,6 +318,18 @@ public final class LeaseCore implements AutoCloseable {
     }
 
     /**
+     * Returns how many tasks are ahead of a task in the queue (0 for the next to be claimed), or
+     * -1 when it is not queued.
+     *
+     * @param taskId the task
+     * @throws IllegalArgumentException (immediately) if {@code taskId} is not a valid task id
+     */
+    public CompletableFuture<Long> queuePosition(String taskId) {
+        TaskIds.require(taskId, "task id");
+        return redis.zrank(keys.queue(), taskId).toCompletableFuture().thenApply(rank -> rank == null ? -1L : rank);
+    }
+
+    /**
      * Cancels a task: a queued one at once; one held by a worker is marked, and the caller must
      * tell that worker to stop it (see {@link CancelResult}). Safe to repeat.
      *

@@ -21,6 +21,7 @@ import io.rlscheduler.core.TaskIdConflictException;
 import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskPage;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
@@ -412,6 +413,21 @@ public final class SchedulerMaster implements AutoCloseable {
     public List<WorkerInfo> listWorkers() {
         requireRunning();
         return await(core.listWorkers());
+    }
+
+    /**
+     * Says why a task is still waiting in the queue (see {@link PendingReason}).
+     *
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id
+     * @throws TaskNotFoundException    if the task does not exist
+     */
+    public PendingReason whyPending(String taskId) {
+        requireRunning();
+        TaskIds.require(taskId, "task id");
+        CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
+        CompletableFuture<Long> position = core.queuePosition(taskId);
+        TaskRecord task = await(core.getTask(taskId)).orElseThrow(() -> new TaskNotFoundException(taskId));
+        return PendingReason.judge(task, await(workers), await(position), core.getOptions().getClaimScanLimit());
     }
 
     /** Returns how many tasks wait in the queue. */

@@ -84,6 +84,17 @@ public final class TaskHandle {
         return master.followLogs(taskId, consumer);
     }
 
+    /**
+     * Says why the task is still waiting in the queue, if it is: no live worker, none with its
+     * selector's labels, none large enough, too many tasks ahead of it, or every worker large
+     * enough busy (see {@link PendingReason}). Read at the call; the answer may be stale a moment later.
+     *
+     * @throws TaskNotFoundException if the task does not exist
+     */
+    public PendingReason whyPending() {
+        return master.whyPending(taskId);
+    }
+
     /** Returns the task's current record if it exists. */
     public Optional<TaskRecord> findRecord() {
         return master.getTask(taskId);
