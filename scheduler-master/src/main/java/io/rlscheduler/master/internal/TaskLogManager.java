@@ -648,10 +648,12 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Returns whether the task's log has an attempt started, not ended, and no completion waiting
-     * for its last lines: whether this manager still waits to hear how the attempt ended (see
-     * {@link #unendedAttempts()}). Reads the file if the task's state is not cached. Returns at
-     * once; completes on the task's I/O thread, false for an invalid id or a closed manager.
+     * Returns whether the task's log waits to hear how its attempt ended: it has an attempt
+     * started, not ended, and no completion waiting for its last lines (see
+     * {@link #unendedAttempts()}), or no file and no attempt at all (a follower then waits unless
+     * the record lookup tells it the task ended without a line). Reads the file if the task's
+     * state is not cached. Returns at once; completes on the task's I/O thread, false for an
+     * invalid id or a closed manager.
      */
     public CompletableFuture<Boolean> awaitsEnd(String taskId) {
         if (!TaskIds.isValid(taskId)) {
@@ -1055,7 +1057,8 @@ public final class TaskLogManager implements AutoCloseable {
         }
 
         boolean awaitsEnd(String taskId) throws IOException {
-            return awaitsEnd(state(taskId));
+            TaskLogState st = state(taskId);
+            return awaitsEnd(st) || knowsNothing(st);
         }
 
         private static boolean awaitsEnd(TaskLogState st) {

@@ -58,6 +58,8 @@ public final class TaskWatcher implements AutoCloseable {
     /** Tasks whose re-read after a gap failed (Redis away): the sweep asks again. */
     private final java.util.Set<String> resultRechecks = ConcurrentHashMap.newKeySet();
     private final java.util.Set<String> logRechecks = ConcurrentHashMap.newKeySet();
+    /** Tasks whose log has a check scheduled by {@link #checkLogOfEnded}. */
+    private final java.util.Set<String> endChecks = ConcurrentHashMap.newKeySet();
 
     private record EndWithoutReport(long dueNanos, String finalState, String reason) {
     }
@@ -203,16 +205,43 @@ public final class TaskWatcher implements AutoCloseable {
         });
     }
 
-    /** After a gap: ends, as an end by the worker, the log of a task that ended; asked again by the sweep if Redis failed. */
+    /** After a gap: checks the log of a task that ended ({@link #checkLogOfEnded}); asked again by the sweep if Redis failed. */
     private void recheckLog(String taskId) {
         core.getTask(taskId).whenComplete((record, error) -> {
             if (error != null) {
                 recheckFailed(logRechecks, taskId, error);
-            } else if (record.isPresent() && record.get().getState().isTerminal()) {
-                endedByWorker(taskId, record.get().getState().name(),
-                        "its end, whose event this master missed (trimmed from the stream)");
+            } else {
+                record.ifPresent(task -> checkLogOfEnded(task, "its end, whose event this master missed (trimmed from the stream)"));
             }
         });
+    }
+
+    /**
+     * A task that may have ended without this master hearing of it: once its worker's report can
+     * no longer be coming (the report grace after the end, by the record's time), ends its log
+     * here (marked incomplete) if the log still waits for an end: no attempt ended and no
+     * completion waiting for lines, or nothing here at all while the record says lines were
+     * printed. Without the pairing maps, so a report that comes meanwhile simply completes the
+     * log first, and repeated calls neither push the end back nor check twice. The record's time
+     * is Redis's; a local clock ahead of it shortens the wait by the difference.
+     */
+    private void checkLogOfEnded(TaskRecord task, String reason) {
+        String taskId = task.getTaskId();
+        if (!task.getState().isTerminal() || task.getAttempt() == 0 || !endChecks.add(taskId)) {
+            return;
+        }
+        long delay = Math.max(0, task.getUpdatedAtMillis() + reportGraceMillis - System.currentTimeMillis());
+        try {
+            timer.schedule(() -> logs.awaitsEnd(taskId).whenComplete((awaits, error) -> {
+                endChecks.remove(taskId);
+                if (Boolean.TRUE.equals(awaits)) {
+                    logs.abandon(taskId, task.getState().name(), "no report from the worker within " + reportGraceMillis
+                            + " ms after " + reason);
+                }
+            }), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            endChecks.remove(taskId);
+        }
     }
 
     private static void recheckFailed(java.util.Set<String> retries, String taskId, Throwable error) {
@@ -225,22 +254,17 @@ public final class TaskWatcher implements AutoCloseable {
     /**
      * A follower was attached to a task's log. If the task has ended while its log here still
      * waits for the end (this master was not running when it ended, or missed the event while
-     * the log's state was not cached), the follower would wait for good: the log is ended as
-     * after an end by the worker (the report may yet come within the grace). One record read per
+     * the log's state was not cached), the follower would wait for good: the log is ended once
+     * the worker's report can no longer be coming ({@link #checkLogOfEnded}). One record read per
      * follow; never blocks.
      */
     public void followed(String taskId) {
         core.getTask(taskId).whenComplete((record, error) -> {
             if (error != null) {
                 log.debug("task {}: cannot read its record for a new follower: {}", taskId, error.toString());
-            } else if (record.isPresent() && record.get().getState().isTerminal()) {
-                String state = record.get().getState().name();
-                logs.awaitsEnd(taskId).thenAccept(awaits -> {
-                    if (awaits) {
-                        endedByWorker(taskId, state, "its end, which this master did not see (it was not running"
-                                + " then, or missed the event)");
-                    }
-                });
+            } else {
+                record.ifPresent(task -> checkLogOfEnded(task, "its end, which this master did not see (it was not"
+                        + " running then, or missed the event)"));
             }
         });
     }
