@@ -12,10 +12,12 @@ import java.util.stream.Collectors;
 
 /**
  * Why a task is still waiting in the queue, from {@link TaskHandle#whyPending()}: judged from its
- * record, the registered workers and its place in the queue at the moment of the call, by the
- * rules a claim applies (a worker fits a task when its labels include the task's selector and its
- * free GPUs, CPU slots and memory cover what the task asks for; a claim looks at the first
- * {@code claimScanLimit} tasks of the queue). Immutable.
+ * record, the registered workers, the tasks ahead of it and the leadership at the moment of the
+ * call, by the rules a claim applies: the leader claims for the workers connected to it; a worker
+ * fits a task when its labels include the task's selector and its free GPUs, CPU slots and memory
+ * cover what the task asks for; a claim looks at the first {@code claimScanLimit} tasks of the
+ * queue, in queue order, so tasks ahead that fit take the room first. An estimate: the leader
+ * serves its workers in its own order, and everything may change a moment later. Immutable.
  */
 public final class PendingReason {
 
@@ -31,9 +33,16 @@ public final class PendingReason {
         NO_WORKER_LARGE_ENOUGH,
         /** More tasks are ahead of it than a claim looks at ({@code claimScanLimit}): it waits for them to leave the queue. */
         BEHIND_IN_QUEUE,
-        /** Workers large enough for it exist, but none has that much free now: it waits for running tasks to end. */
+        /** No master holds the leadership lease: nothing is dispatched until one does (a failover, or only standby-only masters). */
+        NO_LEADER,
+        /** The workers that could run it hold no connection to the leader (this master), which claims only for connected ones. */
+        NOT_CONNECTED,
+        /**
+         * Workers large enough for it exist, but none has that much free now, or the tasks ahead of
+         * it take what is free first: it waits for running tasks to end.
+         */
         WAITING_FOR_CAPACITY,
-        /** A live worker has room for it now: the next dispatch round should assign it. */
+        /** A worker has room for it now, after the tasks ahead of it: the leader's next dispatch round should assign it. */
         FITS_NOW
     }
 
@@ -64,17 +73,31 @@ public final class PendingReason {
     }
 
     /**
+     * What the judging master knows of dispatch: the leader's id ("" when nobody leads), whether
+     * it is this master, and, if so, the workers connected to it ({@code workerId + "/" + session}).
+     */
+    record Dispatch(String leaderId, boolean self, java.util.Set<String> connected) {
+    }
+
+    /**
      * Judges why {@code task} waits.
      *
      * @param task           its record
      * @param workers        every registered worker, with its state by the Redis clock
      * @param queuePosition  how many tasks are ahead of it in the queue; -1 when it is not there
      * @param claimScanLimit how many queued tasks a claim looks at
+     * @param ahead          the queued tasks ahead of it, in queue order (read when it is within the scan limit)
+     * @param dispatch       the leadership as this master knows it
      */
-    static PendingReason judge(TaskRecord task, List<WorkerInfo> workers, long queuePosition, int claimScanLimit) {
+    static PendingReason judge(TaskRecord task, List<WorkerInfo> workers, long queuePosition, int claimScanLimit,
+                               List<TaskRecord> ahead, Dispatch dispatch) {
         String id = task.getTaskId();
-        if (task.getState() != TaskState.QUEUED || queuePosition < 0) {
+        if (task.getState() != TaskState.QUEUED) {
             return new PendingReason(id, Code.NOT_QUEUED, "the task is " + task.getState() + ", not waiting in the queue", -1);
+        }
+        if (queuePosition < 0) {
+            return new PendingReason(id, Code.NOT_QUEUED, "the task has just left the queue (claimed or cancelled a"
+                    + " moment ago)", -1);
         }
         List<WorkerInfo> live = workers.stream()
                 .filter(w -> w.getState() == WorkerState.IDLE || w.getState() == WorkerState.RUNNING).toList();
@@ -83,21 +106,18 @@ public final class PendingReason {
                     : "no worker is live; registered: " + describe(workers, w -> w.getWorkerId() + " " + w.getState()),
                     queuePosition);
         }
-        Map<String, String> selector = task.getSelector();
-        List<WorkerInfo> matching = live.stream()
-                .filter(w -> selector.entrySet().stream().allMatch(e -> e.getValue().equals(w.getLabels().get(e.getKey()))))
-                .toList();
+        List<WorkerInfo> matching = live.stream().filter(w -> matches(task, w)).toList();
         if (matching.isEmpty()) {
-            return new PendingReason(id, Code.NO_WORKER_MATCHES_SELECTOR, "no live worker has the labels " + selector
-                    + " it asks for; live workers' labels: " + describe(live, w -> w.getWorkerId() + " " + w.getLabels()),
-                    queuePosition);
+            return new PendingReason(id, Code.NO_WORKER_MATCHES_SELECTOR, "no live worker has the labels "
+                    + task.getSelector() + " it asks for; live workers' labels: "
+                    + describe(live, w -> w.getWorkerId() + " " + w.getLabels()), queuePosition);
         }
         String needs = needs(task);
         List<WorkerInfo> largeEnough = matching.stream().filter(w -> w.getGpuIds().size() >= task.getGpus()
                 && w.getCpuSlots() >= task.getCpuSlots() && w.getMemoryBytes() >= task.getMemoryBytes()).toList();
         if (largeEnough.isEmpty()) {
             return new PendingReason(id, Code.NO_WORKER_LARGE_ENOUGH, "it needs " + needs + ", more than any live worker"
-                    + (selector.isEmpty() ? "" : " with the labels " + selector) + " has in all: "
+                    + (task.getSelector().isEmpty() ? "" : " with the labels " + task.getSelector()) + " has in all: "
                     + describe(matching, w -> w.getWorkerId() + " " + w.getGpuIds().size() + " GPUs, " + w.getCpuSlots()
                             + " CPU slots, " + w.getMemoryBytes() + " bytes"), queuePosition);
         }
@@ -106,17 +126,69 @@ public final class PendingReason {
                     + " claim looks at the first " + claimScanLimit + " (claimScanLimit): it is considered once fewer are"
                     + " ahead. If those ahead cannot run either (see their own reasons), they hold it back", queuePosition);
         }
-        List<WorkerInfo> free = largeEnough.stream().filter(w -> w.getFreeGpuIds().size() >= task.getGpus()
-                && w.getFreeCpuSlots() >= task.getCpuSlots() && w.getFreeMemoryBytes() >= task.getMemoryBytes()).toList();
-        if (free.isEmpty()) {
-            return new PendingReason(id, Code.WAITING_FOR_CAPACITY, "it needs " + needs + "; the workers large enough for"
-                    + " it have less free now: " + describe(largeEnough, w -> w.getWorkerId() + " " + w.getFreeGpuIds().size()
-                            + " GPUs, " + w.getFreeCpuSlots() + " CPU slots, " + w.getFreeMemoryBytes() + " bytes free"),
-                    queuePosition);
+        if (dispatch.leaderId() == null || dispatch.leaderId().isEmpty()) {
+            return new PendingReason(id, Code.NO_LEADER, "no master holds the leadership lease now: nothing is dispatched"
+                    + " until one does", queuePosition);
         }
-        return new PendingReason(id, Code.FITS_NOW, describe(free, WorkerInfo::getWorkerId) + " ha"
-                + (free.size() == 1 ? "s" : "ve") + " room for it now (" + needs + "), with " + queuePosition
-                + " tasks ahead of it in the queue: the next dispatch round should assign it", queuePosition);
+        // The workers a claim serves: the leader's connected ones when this master leads (others are
+        // not known here), and in queue order the tasks ahead take their room first.
+        List<WorkerInfo> served = dispatch.self()
+                ? live.stream().filter(w -> dispatch.connected().contains(w.getWorkerId() + "/" + w.getSessionId())).toList()
+                : live;
+        if (dispatch.self() && served.stream().noneMatch(largeEnough::contains)) {
+            return new PendingReason(id, Code.NOT_CONNECTED, "the workers that could run it (" + describe(largeEnough,
+                    WorkerInfo::getWorkerId) + ") hold no connection to the leader, this master (" + dispatch.leaderId()
+                    + "), which claims only for the workers connected to it", queuePosition);
+        }
+        java.util.Map<WorkerInfo, long[]> free = new java.util.LinkedHashMap<>();
+        for (WorkerInfo w : served) {
+            free.put(w, new long[] {w.getFreeGpuIds().size(), w.getFreeCpuSlots(), w.getFreeMemoryBytes()});
+        }
+        List<WorkerInfo> roomNow = fitting(task, free);
+        int takenAhead = 0;
+        for (TaskRecord before : ahead) {
+            List<WorkerInfo> fit = fitting(before, free);
+            if (!fit.isEmpty()) {
+                long[] left = free.get(fit.get(0));
+                left[0] -= before.getGpus();
+                left[1] -= before.getCpuSlots();
+                left[2] -= before.getMemoryBytes();
+                takenAhead++;
+            }
+        }
+        List<WorkerInfo> room = fitting(task, free);
+        if (room.isEmpty()) {
+            String now = describe(largeEnough.stream().filter(free::containsKey).toList(), w -> w.getWorkerId() + " "
+                    + w.getFreeGpuIds().size() + " GPUs, " + w.getFreeCpuSlots() + " CPU slots, " + w.getFreeMemoryBytes()
+                    + " bytes free");
+            return new PendingReason(id, Code.WAITING_FOR_CAPACITY, roomNow.isEmpty()
+                    ? "it needs " + needs + "; the workers large enough for it have less free now: " + now
+                    : "it needs " + needs + "; " + describe(roomNow, WorkerInfo::getWorkerId) + " ha" + (roomNow.size() == 1
+                            ? "s" : "ve") + " that much free, but the " + takenAhead + " task" + (takenAhead == 1 ? "" : "s")
+                            + " ahead of it that fit take the room first: " + now, queuePosition);
+        }
+        String who = describe(room, WorkerInfo::getWorkerId) + " ha" + (room.size() == 1 ? "s" : "ve") + " room for it now ("
+                + needs + "), after the " + queuePosition + " task" + (queuePosition == 1 ? "" : "s") + " ahead of it";
+        return new PendingReason(id, Code.FITS_NOW, dispatch.self()
+                ? who + ": this master, the leader, should assign it at its next dispatch round"
+                : who + ": the leader, " + dispatch.leaderId() + ", should assign it at its next dispatch round, if "
+                        + (room.size() == 1 ? "that worker is" : "they are") + " connected to it", queuePosition);
+    }
+
+    private static boolean matches(TaskRecord task, WorkerInfo w) {
+        return task.getSelector().entrySet().stream().allMatch(e -> e.getValue().equals(w.getLabels().get(e.getKey())));
+    }
+
+    /** The workers, in order, whose free capacity left ({GPUs, CPU slots, bytes}) covers the task and whose labels match. */
+    private static List<WorkerInfo> fitting(TaskRecord task, java.util.Map<WorkerInfo, long[]> free) {
+        List<WorkerInfo> fit = new ArrayList<>();
+        free.forEach((w, left) -> {
+            if (matches(task, w) && left[0] >= task.getGpus() && left[1] >= task.getCpuSlots()
+                    && left[2] >= task.getMemoryBytes()) {
+                fit.add(w);
+            }
+        });
+        return fit;
     }
 
     private static String needs(TaskRecord task) {

@@ -427,7 +427,19 @@ public final class SchedulerMaster implements AutoCloseable {
         CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
         CompletableFuture<Long> position = core.queuePosition(taskId);
         TaskRecord task = await(core.getTask(taskId)).orElseThrow(() -> new TaskNotFoundException(taskId));
-        return PendingReason.judge(task, await(workers), await(position), core.getOptions().getClaimScanLimit());
+        int scanLimit = core.getOptions().getClaimScanLimit();
+        long ahead = await(position);
+        List<TaskRecord> before = new java.util.ArrayList<>();
+        for (long offset = 0; offset < Math.min(ahead, scanLimit); offset += 1000) {
+            int limit = (int) Math.min(1000, Math.min(ahead, scanLimit) - offset);
+            before.addAll(await(core.listTasks(TaskState.QUEUED, (int) offset, limit)).getTasks());
+        }
+        LeaderStatus leader = leadership;
+        java.util.Set<String> connected = new java.util.HashSet<>();
+        registry.snapshot().forEach(w -> connected.add(w.getWorkerId() + "/" + w.getSessionId()));
+        PendingReason.Dispatch dispatch = new PendingReason.Dispatch(leader == null ? "" : leader.getLeaderId(),
+                leader != null && leader.isSelf(), connected);
+        return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch);
     }
 
     /** Returns how many tasks wait in the queue. */

@@ -2,6 +2,7 @@ package io.rlscheduler.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import io.rlscheduler.core.CoreOptions;
@@ -25,36 +26,49 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A queued task says why it waits (pitfall: "jobs stuck pending with no reason given"). A real
- * master and Redis; the workers are registered in Redis directly and never connect to the
- * master, so nothing is dispatched and each task stays queued while the test changes the
- * workers around it. A claim made here stands for a running task that holds GPUs.
+ * A queued task says why it waits (pitfall: "jobs stuck pending with no reason given"). Real
+ * masters and Redis: m1 leads; "api" is a standby-only master asked the same questions. The
+ * workers are registered in Redis directly and never connect, so nothing is dispatched and each
+ * task stays queued while the test changes what is around it; a claim made here stands for a
+ * running task that holds GPUs.
  */
 class WhyPendingIT {
 
     @RegisterExtension
     static RedisExtension redisExtension = new RedisExtension();
 
+    private static final byte[] SECRET = "why-pending-test-shared-secret".getBytes(StandardCharsets.UTF_8);
+
     @TempDir
     Path dir;
 
-    private SchedulerMaster master;
+    private CoreOptions options;
+    private TestRedis redis;
+    private SchedulerMaster leader;
+    private SchedulerMaster api;
     private RedisClient client;
     private LeaseCore core;
 
     @BeforeEach
     void start(TestRedis redis, RedisNamespace ns) {
-        CoreOptions options = CoreOptions.builder().namespace(ns.name()).claimScanLimit(3).build();
-        master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
-                .secret("why-pending-test-shared-secret".getBytes(StandardCharsets.UTF_8)).coreOptions(options)
-                .logDirectory(dir.resolve("logs")).masterId("m1").build().start();
+        this.redis = redis;
+        options = CoreOptions.builder().namespace(ns.name()).claimScanLimit(5).build();
+        leader = master("m1", false);
+        api = master("api", true);
         client = RedisClient.create(redis.getUri());
         core = LeaseCore.create(client, options);
     }
 
+    private SchedulerMaster master(String id, boolean standbyOnly) {
+        return SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
+                .coreOptions(options).logDirectory(dir.resolve("logs-" + id)).masterId(id).standbyOnly(standbyOnly)
+                .leaderLease(Duration.ofSeconds(1)).build().start();
+    }
+
     @AfterEach
     void stop() {
-        master.close();
+        api.close();
+        leader.close();
         core.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
@@ -63,67 +77,105 @@ class WhyPendingIT {
         core.register(new WorkerRegistration(id, "s-" + id, labels, 8, 16L << 30, List.of(gpus))).get(10, TimeUnit.SECONDS);
     }
 
+    private TaskHandle submit(TaskSpec.Builder spec) {
+        return leader.submit(spec.build());
+    }
+
     private static TaskSpec.Builder task(String id) {
         return TaskSpec.python("train.py").taskId(id);
     }
 
     @Test
     void eachReasonWithTheFiguresBehindIt() throws Exception {
-        TaskHandle oneGpu = master.submit(task("one-gpu").gpus(1).build());
+        TaskHandle oneGpu = submit(task("one-gpu").gpus(1));
         PendingReason none = oneGpu.whyPending();
         assertThat(none.getCode()).isEqualTo(Code.NO_LIVE_WORKER);
         assertThat(none.getMessage()).isEqualTo("no worker is registered");
         assertThat(none.getQueuePosition()).isZero();
 
         register("w1", Map.of("zone", "a"), 0, 1);
-        TaskHandle elsewhere = master.submit(task("zone-b").selector("zone", "b").build());
+        TaskHandle elsewhere = submit(task("zone-b").selector("zone", "b"));
         assertThat(elsewhere.whyPending()).satisfies(r -> {
             assertThat(r.getCode()).isEqualTo(Code.NO_WORKER_MATCHES_SELECTOR);
             assertThat(r.getMessage()).isEqualTo("no live worker has the labels {zone=b} it asks for; live workers' labels:"
                     + " w1 {zone=a}");
             assertThat(r.getQueuePosition()).isEqualTo(1);
         });
-        TaskHandle big = master.submit(task("four-gpus").gpus(4).build());
-        assertThat(big.whyPending()).satisfies(r -> {
+        assertThat(submit(task("four-gpus").gpus(4)).whyPending()).satisfies(r -> {
             assertThat(r.getCode()).isEqualTo(Code.NO_WORKER_LARGE_ENOUGH);
             assertThat(r.getMessage()).isEqualTo("it needs 4 GPUs, 1 CPU slots, 0 bytes, more than any live worker has in"
                     + " all: w1 2 GPUs, 8 CPU slots, 17179869184 bytes");
         });
+
+        // w1 fits it, but the leader claims only for connected workers, and w1 is not connected.
         assertThat(oneGpu.whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.NOT_CONNECTED);
+            assertThat(r.getMessage()).isEqualTo("the workers that could run it (w1) hold no connection to the leader, this"
+                    + " master (m1), which claims only for the workers connected to it");
+        });
+        assertThat(api.task("one-gpu").whyPending()).as("a standby cannot see the leader's connections").satisfies(r -> {
             assertThat(r.getCode()).isEqualTo(Code.FITS_NOW);
-            assertThat(r.getMessage()).startsWith("w1 has room for it now (1 GPUs, 1 CPU slots, 0 bytes), with 0 tasks ahead");
+            assertThat(r.getMessage()).isEqualTo("w1 has room for it now (1 GPUs, 1 CPU slots, 0 bytes), after the 0 tasks"
+                    + " ahead of it: the leader, m1, should assign it at its next dispatch round, if that worker is"
+                    + " connected to it");
         });
 
-        // Four tasks queued; a claim looks at 3: the fourth is behind, whatever fits.
-        TaskHandle fourth = master.submit(task("fourth").build());
-        assertThat(fourth.whyPending()).satisfies(r -> {
+        // w1's two GPUs go to the two 1-GPU tasks ahead of third-gpu first.
+        submit(task("second-gpu").gpus(1));
+        submit(task("third-gpu").gpus(1));
+        assertThat(api.task("third-gpu").whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.WAITING_FOR_CAPACITY);
+            assertThat(r.getQueuePosition()).isEqualTo(4);
+            assertThat(r.getMessage()).isEqualTo("it needs 1 GPUs, 1 CPU slots, 0 bytes; w1 has that much free, but the 2"
+                    + " tasks ahead of it that fit take the room first: w1 2 GPUs, 8 CPU slots, 17179869184 bytes free");
+        });
+        // Five ahead; a claim looks at 5.
+        TaskHandle sixth = submit(task("sixth"));
+        assertThat(sixth.whyPending()).satisfies(r -> {
             assertThat(r.getCode()).isEqualTo(Code.BEHIND_IN_QUEUE);
-            assertThat(r.getQueuePosition()).isEqualTo(3);
-            assertThat(r.getMessage()).startsWith("3 tasks are ahead of it in the queue, and a claim looks at the first 3");
+            assertThat(r.getQueuePosition()).isEqualTo(5);
+            assertThat(r.getMessage()).startsWith("5 tasks are ahead of it in the queue, and a claim looks at the first 5");
         });
 
-        // w1's GPUs taken by a running task (claimed here): the one-GPU task now waits for them.
-        TaskHandle both = master.submit(task("takes-both").gpus(2).priority(900).build());
+        // A running task takes both GPUs (claimed here, ahead of everything by its priority).
+        TaskHandle both = submit(task("takes-both").gpus(2).priority(900));
         assertThat(core.claim("w1", "s-w1", 1, "claim-1").get(10, TimeUnit.SECONDS).getAssignments())
                 .singleElement().satisfies(a -> assertThat(a.getTaskId()).isEqualTo("takes-both"));
-        assertThat(both.whyPending().getCode()).isEqualTo(Code.NOT_QUEUED);
-        assertThat(both.whyPending().getMessage()).isEqualTo("the task is ASSIGNED, not waiting in the queue");
-        assertThat(oneGpu.whyPending()).satisfies(r -> {
+        assertThat(both.whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.NOT_QUEUED);
+            assertThat(r.getMessage()).isEqualTo("the task is ASSIGNED, not waiting in the queue");
+            assertThat(r.getQueuePosition()).isEqualTo(-1);
+        });
+        assertThat(api.task("one-gpu").whyPending()).satisfies(r -> {
             assertThat(r.getCode()).isEqualTo(Code.WAITING_FOR_CAPACITY);
             assertThat(r.getMessage()).isEqualTo("it needs 1 GPUs, 1 CPU slots, 0 bytes; the workers large enough for it"
                     + " have less free now: w1 0 GPUs, 7 CPU slots, 17179869184 bytes free");
         });
-        assertThat(fourth.whyPending().getCode()).as("takes-both came and went ahead of it").isEqualTo(Code.BEHIND_IN_QUEUE);
+
+        // One fewer ahead of sixth, and it needs no GPU: it fits after those ahead.
         assertThat(elsewhere.cancel()).isTrue();
-        assertThat(fourth.whyPending()).satisfies(r -> {
-            assertThat(r.getCode()).as("2 ahead of it now, and w1 has CPU slots free").isEqualTo(Code.FITS_NOW);
-            assertThat(r.getQueuePosition()).isEqualTo(2);
+        assertThat(api.task("sixth").whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.FITS_NOW);
+            assertThat(r.getQueuePosition()).isEqualTo(4);
         });
+        assertThat(sixth.whyPending().getCode()).isEqualTo(Code.NOT_CONNECTED);
+    }
+
+    @Test
+    void withoutALeaderNothingIsDispatched() throws Exception {
+        register("w1", Map.of(), 0, 1);
+        submit(task("t1"));
+        leader.close(); // resigns: only the standby-only master is left
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(api.task("t1").whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.NO_LEADER);
+            assertThat(r.getMessage()).isEqualTo("no master holds the leadership lease now: nothing is dispatched until"
+                    + " one does");
+        }));
     }
 
     @Test
     void anUnknownTaskIsNotFoundAndABadIdRefused() {
-        assertThatThrownBy(() -> master.task("no-such-task").whyPending()).isInstanceOf(TaskNotFoundException.class);
-        assertThatThrownBy(() -> master.whyPending("bad id")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> leader.task("no-such-task").whyPending()).isInstanceOf(TaskNotFoundException.class);
+        assertThatThrownBy(() -> leader.whyPending("bad id")).isInstanceOf(IllegalArgumentException.class);
     }
 }
