@@ -20,9 +20,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A master whose event thread a task listener held while the stream was trimmed past it: the
- * result of a task that ended meanwhile still completes, the listeners are told of the gap, and
- * health counts it. A real master on real Redis; no workers (tasks end by cancellation).
+ * Ends a master did not see. A master whose event thread a task listener held while the stream
+ * was trimmed past it: the result of a task that ended meanwhile still completes, the listeners
+ * are told of the gap, and health counts it. And a master started after a task ended: a follow
+ * of its log still ends. A real master on real Redis; no workers (the test makes their calls).
  */
 class MasterEventGapIT {
 
@@ -72,6 +73,57 @@ class MasterEventGapIT {
                     .satisfies(gap -> assertThat(gap.getFields()).containsKeys("after", "next"));
             assertThat(seen).as("the end's own event was trimmed unread")
                     .noneMatch(e -> "waited".equals(e.getTaskId()) && e.getTo() == TaskState.CANCELLED);
+        }
+    }
+
+    /**
+     * A master started on a log directory whose file holds an attempt that ended while no master
+     * ran (written here by a log manager of an earlier run): following the task through the API
+     * replays its lines and ends, marked incomplete, once the worker's report can no longer come,
+     * instead of waiting for good.
+     */
+    @Test
+    void followingALogWhoseTaskEndedWhileNoMasterRanEndsAfterTheReportGrace(TestRedis redis, RedisNamespace ns)
+            throws Exception {
+        CoreOptions options = CoreOptions.builder().namespace(ns.name()).taskLease(java.time.Duration.ofSeconds(2))
+                .livenessLease(java.time.Duration.ofSeconds(2)).heartbeatInterval(java.time.Duration.ofMillis(200)).build();
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis.getUri());
+        io.rlscheduler.core.LeaseCore core = io.rlscheduler.core.LeaseCore.create(client, options);
+        try {
+            core.register(new io.rlscheduler.core.WorkerRegistration("w1", "s1", java.util.Map.of(), 8, 1L << 30,
+                    List.of())).get(10, TimeUnit.SECONDS);
+            core.submit(io.rlscheduler.core.TaskDefinition.builder("t1").build()).get(10, TimeUnit.SECONDS);
+            io.rlscheduler.core.Assignment a = core.claim("w1", "s1", 1, "c-1").get(10, TimeUnit.SECONDS)
+                    .getAssignments().get(0);
+            io.rlscheduler.core.TaskLease lease = new io.rlscheduler.core.TaskLease("t1", a.getEpoch());
+            assertThat(core.acknowledge(lease, "w1", "s1").get(10, TimeUnit.SECONDS).isAccepted()).isTrue();
+            try (io.rlscheduler.master.internal.TaskLogManager earlier =
+                         new io.rlscheduler.master.internal.TaskLogManager(dir.resolve("logs"))) {
+                earlier.open("t1", "trace-1", a.getEpoch(), a.getAttempt()).get(10, TimeUnit.SECONDS);
+                List<io.rlscheduler.protocol.LogLine> lines = List.of(1L, 2L).stream().map(n -> io.rlscheduler.protocol.LogLine
+                        .newBuilder().setSequence(n).setStream(io.rlscheduler.protocol.LogStream.LOG_STREAM_STDOUT)
+                        .setText("line-" + n).build()).toList();
+                assertThat(earlier.append("t1", a.getEpoch(), lines).get(10, TimeUnit.SECONDS)).isEqualTo(2);
+            }
+            long ended = System.nanoTime();
+            assertThat(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 2)
+                    .get(10, TimeUnit.SECONDS).isAccepted()).isTrue();
+
+            try (SchedulerMaster master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+                    .secret("event-gap-test-shared-secret".getBytes(StandardCharsets.UTF_8)).coreOptions(options)
+                    .logDirectory(dir.resolve("logs")).masterId("m1").build().start()) {
+                List<LogRecord> records = new CopyOnWriteArrayList<>();
+                LogFollow follow = master.task("t1").followLogs(records::add);
+                LogRecord end = follow.whenEnded().get(30, TimeUnit.SECONDS);
+                assertThat(System.nanoTime() - ended).as("not before the report grace, twice the task lease")
+                        .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(4_000 - 50)); // the record's time is Redis's
+                assertThat(end.isComplete()).isFalse();
+                assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+                assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
+            }
+        } finally {
+            core.close();
+            client.shutdown(java.time.Duration.ZERO, java.time.Duration.ofSeconds(2));
         }
     }
 }
