@@ -69,6 +69,9 @@ class MasterEventGapIT {
 
             assertThat(result.get(30, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.CANCELLED);
             assertThat(master.health().getEventGaps()).isEqualTo(1);
+            // The listeners get the gap after the master has acted on it, and the events after it later still.
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> seen.stream().anyMatch(e -> "filler-399".equals(e.getTaskId())));
             assertThat(seen).filteredOn(e -> TaskEvent.GAP.equals(e.getType())).singleElement()
                     .satisfies(gap -> assertThat(gap.getFields()).containsKeys("after", "next"));
             assertThat(seen).as("the end's own event was trimmed unread")
