@@ -430,11 +430,16 @@ public final class SchedulerMaster implements AutoCloseable {
         int scanLimit = core.getOptions().getClaimScanLimit();
         long ahead = await(position);
         List<TaskRecord> before = new java.util.ArrayList<>();
-        for (long offset = 0; offset < Math.min(ahead, scanLimit); offset += 1000) {
-            int limit = (int) Math.min(1000, Math.min(ahead, scanLimit) - offset);
-            before.addAll(await(core.listTasks(TaskState.QUEUED, (int) offset, limit)).getTasks());
+        for (long offset = 0; ahead < scanLimit && offset < ahead; offset += 1000) {
+            // Read a moment after the position: a task that left the queue meanwhile moves this one
+            // up into the page, and it must not take its own room.
+            await(core.listTasks(TaskState.QUEUED, (int) offset, (int) Math.min(1000, ahead - offset))).getTasks()
+                    .stream().filter(t -> !t.getTaskId().equals(taskId)).forEach(before::add);
         }
         LeaderStatus leader = leadership;
+        if (leader != null && leader.getDeadlineMillis() < System.currentTimeMillis()) {
+            leader = null; // its lease ran out since this master last looked: nobody may lead now
+        }
         java.util.Set<String> connected = new java.util.HashSet<>();
         registry.snapshot().forEach(w -> connected.add(w.getWorkerId() + "/" + w.getSessionId()));
         PendingReason.Dispatch dispatch = new PendingReason.Dispatch(leader == null ? "" : leader.getLeaderId(),

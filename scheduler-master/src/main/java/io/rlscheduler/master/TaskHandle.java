@@ -74,8 +74,8 @@ public final class TaskHandle {
      * submitted (to be attached live from its first line): for a task that does not exist it
      * waits, until the task's log ends or the follow is closed. A task that ended without this
      * master hearing how its log ends (the master was not running then, and its log directory is
-     * its own) has its follow ended after twice the task lease, marked incomplete, unless the
-     * worker's report comes meanwhile.
+     * its own) has its follow ended, marked incomplete, twice the task lease after the later of
+     * the task's end and this master's start, unless the worker's report comes meanwhile.
      *
      * @param consumer receives the records, on the log manager's delivery thread; must not block long
      * @return the follow; close it to stop early

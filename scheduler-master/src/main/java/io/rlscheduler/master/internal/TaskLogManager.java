@@ -647,19 +647,26 @@ public final class TaskLogManager implements AutoCloseable {
         });
     }
 
+    /** What a task's log waits for, from {@link #awaitsEnd}. */
+    public enum Awaiting {
+        /** Nothing: its attempt ended, or a completion waits for its last lines (the worker reported). */
+        NOTHING,
+        /** The end of a started attempt (see {@link #unendedAttempts()}). */
+        ATTEMPT_END,
+        /** Everything: no file and no attempt here (a follower waits unless the record says no line is coming). */
+        NO_LOG_HERE
+    }
+
     /**
-     * Returns whether the task's log waits to hear how its attempt ended: it has an attempt
-     * started, not ended, and no completion waiting for its last lines (see
-     * {@link #unendedAttempts()}), or no file and no attempt at all (a follower then waits unless
-     * the record lookup tells it the task ended without a line). Reads the file if the task's
-     * state is not cached. Returns at once; completes on the task's I/O thread, false for an
+     * Returns what the task's log waits to hear. Reads the file if the task's state is not cached.
+     * Returns at once; completes on the task's I/O thread, with {@link Awaiting#NOTHING} for an
      * invalid id or a closed manager.
      */
-    public CompletableFuture<Boolean> awaitsEnd(String taskId) {
+    public CompletableFuture<Awaiting> awaitsEnd(String taskId) {
         if (!TaskIds.isValid(taskId)) {
-            return CompletableFuture.completedFuture(false);
+            return CompletableFuture.completedFuture(Awaiting.NOTHING);
         }
-        return submit(taskId, false, stripe -> stripe.awaitsEnd(taskId)).exceptionally(e -> false);
+        return submit(taskId, false, stripe -> stripe.awaitsEnd(taskId)).exceptionally(e -> Awaiting.NOTHING);
     }
 
     /**
@@ -1056,9 +1063,9 @@ public final class TaskLogManager implements AutoCloseable {
             return unended;
         }
 
-        boolean awaitsEnd(String taskId) throws IOException {
+        Awaiting awaitsEnd(String taskId) throws IOException {
             TaskLogState st = state(taskId);
-            return awaitsEnd(st) || knowsNothing(st);
+            return awaitsEnd(st) ? Awaiting.ATTEMPT_END : knowsNothing(st) ? Awaiting.NO_LOG_HERE : Awaiting.NOTHING;
         }
 
         private static boolean awaitsEnd(TaskLogState st) {

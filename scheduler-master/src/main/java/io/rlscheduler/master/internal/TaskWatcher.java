@@ -60,6 +60,8 @@ public final class TaskWatcher implements AutoCloseable {
     private final java.util.Set<String> logRechecks = ConcurrentHashMap.newKeySet();
     /** Tasks whose log has a check scheduled by {@link #checkLogOfEnded}. */
     private final java.util.Set<String> endChecks = ConcurrentHashMap.newKeySet();
+    /** When {@link #start()} ran (wall clock, ms). */
+    private volatile long startedAtMillis;
 
     private record EndWithoutReport(long dueNanos, String finalState, String reason) {
     }
@@ -74,6 +76,7 @@ public final class TaskWatcher implements AutoCloseable {
 
     /** Starts following new events. */
     public void start() {
+        startedAtMillis = System.currentTimeMillis();
         timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
         subscription = core.subscribe("$", this::onEvent);
     }
@@ -218,23 +221,28 @@ public final class TaskWatcher implements AutoCloseable {
 
     /**
      * A task that may have ended without this master hearing of it: once its worker's report can
-     * no longer be coming (the report grace after the end, by the record's time), ends its log
-     * here (marked incomplete) if the log still waits for an end: no attempt ended and no
-     * completion waiting for lines, or nothing here at all while the record says lines were
-     * printed. Without the pairing maps, so a report that comes meanwhile simply completes the
-     * log first, and repeated calls neither push the end back nor check twice. The record's time
-     * is Redis's; a local clock ahead of it shortens the wait by the difference.
+     * no longer be coming, ends its log here (marked incomplete) if the log still waits for an
+     * end: a started attempt not ended and no completion waiting for lines, or nothing here at all
+     * while the record says the attempt printed lines (with none printed, or not known, a
+     * follower's own record lookup ends it). "No longer coming" is the report grace after the
+     * later of the end (the record's time, Redis's clock; a local clock ahead of it shortens the
+     * wait by the difference) and this watcher's start: a worker keeps its report until a master
+     * takes it, so after an outage of every master the grace counts from this one's start.
+     * Without the pairing maps, so a report that comes meanwhile completes the log first; repeated
+     * calls neither push the end back nor check twice.
      */
     private void checkLogOfEnded(TaskRecord task, String reason) {
         String taskId = task.getTaskId();
         if (!task.getState().isTerminal() || task.getAttempt() == 0 || !endChecks.add(taskId)) {
             return;
         }
-        long delay = Math.max(0, task.getUpdatedAtMillis() + reportGraceMillis - System.currentTimeMillis());
+        long from = Math.max(task.getUpdatedAtMillis(), startedAtMillis);
+        long delay = Math.max(0, from + reportGraceMillis - System.currentTimeMillis());
         try {
-            timer.schedule(() -> logs.awaitsEnd(taskId).whenComplete((awaits, error) -> {
+            timer.schedule(() -> logs.awaitsEnd(taskId).whenComplete((awaiting, error) -> {
                 endChecks.remove(taskId);
-                if (Boolean.TRUE.equals(awaits)) {
+                if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END
+                        || (awaiting == TaskLogManager.Awaiting.NO_LOG_HERE && task.getLogLines() > 0)) {
                     logs.abandon(taskId, task.getState().name(), "no report from the worker within " + reportGraceMillis
                             + " ms after " + reason);
                 }

@@ -245,10 +245,38 @@ class TaskWatcherIT {
         LogRecord elsewhereEnd = LogFixtures.await(elsewhere.whenEnded());
         assertThat(elsewhereEnd.isComplete()).as("its 5 lines are not here").isFalse();
         assertThat(elsewhereEnd.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(LogFixtures.await(logs.awaitsEnd("t1"))).isFalse();
+        assertThat(LogFixtures.await(logs.awaitsEnd("t1"))).isEqualTo(TaskLogManager.Awaiting.NOTHING);
         await().during(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(5))
                 .until(() -> !running.whenEnded().isDone()); // t2 still runs: past its own grace, not ended
-        assertThat(LogFixtures.await(logs.awaitsEnd("t2"))).isTrue();
+        assertThat(LogFixtures.await(logs.awaitsEnd("t2"))).isEqualTo(TaskLogManager.Awaiting.ATTEMPT_END);
         finish(stillRunning);
+    }
+
+    /**
+     * Every master was down for longer than the report grace while a task ended: its worker kept
+     * the report and delivers it when a master is back. The restarted master's check counts the
+     * grace from its own start, so the report completes the log instead of finding it already
+     * ended incomplete (found by review: counted from the end, the check ended it at once).
+     */
+    @Test
+    void aMasterBackAfterALongOutageWaitsTheGraceFromItsStartForTheWorkersReport() throws Exception {
+        TaskLease lease = running("t1");
+        assertThat(LogFixtures.await(logs.append("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        watcher.close();
+        logs.close();
+        finish(lease);
+        await().pollDelay(Duration.ofMillis(1_200)).atMost(Duration.ofSeconds(5)).until(() -> true); // the outage: past the grace
+
+        logs = new TaskLogManager(dir);
+        watcher = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16), logs);
+        watcher.start();
+        LogFollow follow = logs.follow("t1", record -> { });
+        watcher.followed("t1");
+        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(5)).until(() -> !follow.whenEnded().isDone());
+        logs.complete("t1", lease.getEpoch(), 2, "SUCCEEDED"); // the worker's report, resent on reconnecting
+
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(end.isComplete()).isTrue();
+        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
     }
 }
