@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.rlscheduler.testkit.FaultProxy;
+import io.rlscheduler.testkit.Gate;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
@@ -63,14 +64,12 @@ class EventStreamIT {
     }
 
     /**
-     * Stream ids are "ms-seq"; compares them as numbers. An event inside an entry of several
-     * ("ms-seq#i") is compared as its entry: this class's runs make one transition each.
+     * Stream ids are "ms-seq"; compares them as numbers (EventIdsTest checks the comparison). An
+     * event inside an entry of several ("ms-seq#i") is compared as its entry: this class's runs
+     * make one transition each.
      */
     private static int compareIds(String a, String b) {
-        String[] x = a.replaceFirst("#.*", "").split("-");
-        String[] y = b.replaceFirst("#.*", "").split("-");
-        int c = Long.compare(Long.parseLong(x[0]), Long.parseLong(y[0]));
-        return c != 0 ? c : Long.compare(Long.parseLong(x[1]), Long.parseLong(y[1]));
+        return EventIds.compareEntries(a, b);
     }
 
     private static void assertStrictlyIncreasing(List<TaskEvent> events) {
@@ -165,18 +164,12 @@ class EventStreamIT {
         LeaseCore trimmed = LeaseCore.create(client, CoreOptions.builder().namespace(ns.name())
                 .eventStreamMaxLength(100).build());
         try {
-            java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
-            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            Gate gate = new Gate();
             List<TaskEvent> slow = new CopyOnWriteArrayList<>();
             EventSubscription slowSubscription = trimmed.subscribe("$", event -> {
                 slow.add(event);
                 if (slow.size() == 1) {
-                    held.countDown();
-                    try {
-                        release.await(60, java.util.concurrent.TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
+                    gate.hold();
                 }
             });
             subscriptions.add(slowSubscription);
@@ -184,7 +177,7 @@ class EventStreamIT {
             subscribe("$", keepingUp);
 
             join(trimmed.submit(task("first", 0)));
-            assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(gate.awaitHeld(Duration.ofSeconds(10))).isTrue();
             join(trimmed.submit(task("lost", 0)));
             join(trimmed.cancel("lost", "trimmed before the slow subscription reads it"));
             for (int i = 0; i < 400; i++) {
@@ -195,7 +188,7 @@ class EventStreamIT {
             String firstId = slow.get(0).getStreamId();
             assertThat(compareIds(oldestKept, firstId)).as("the stream was trimmed past the held event").isPositive();
 
-            release.countDown();
+            gate.release();
             awaitEvents(slow, "filler-399", 1);
             List<TaskEvent> gaps = slow.stream().filter(e -> TaskEvent.GAP.equals(e.getType())).toList();
             assertThat(gaps).hasSize(1);

@@ -557,11 +557,6 @@ public final class SchedulerMaster implements AutoCloseable {
         return follow;
     }
 
-    TaskLogManager logs() {
-        requireRunning();
-        return logs;
-    }
-
     private <T> T await(CompletableFuture<T> future) {
         try {
             return future.get(config.apiTimeout.toMillis(), TimeUnit.MILLISECONDS);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.testkit.Gate;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
@@ -13,7 +14,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,29 +43,23 @@ class MasterEventGapIT {
             TaskHandle waited = master.submit(TaskSpec.python("train.py").taskId("waited").build());
             CompletableFuture<TaskResult> result = waited.result();
 
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
+            Gate gate = new Gate();
             List<TaskEvent> seen = new CopyOnWriteArrayList<>();
             master.addTaskListener(event -> {
                 seen.add(event);
                 if ("hold".equals(event.getTaskId())) {
-                    held.countDown();
-                    try {
-                        release.await(60, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
+                    gate.hold();
                 }
             });
             master.submit(TaskSpec.python("train.py").taskId("hold").build());
-            assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(gate.awaitHeld(java.time.Duration.ofSeconds(30))).isTrue();
             assertThat(waited.cancel()).isTrue();
             for (int i = 0; i < 400; i++) {
                 master.submit(TaskSpec.python("train.py").taskId("filler-" + i).build()); // an entry each
             }
             assertThat(result).as("its end event is behind the held listener").isNotDone();
             assertThat(master.health().getEventGaps()).isZero();
-            release.countDown();
+            gate.release();
 
             assertThat(result.get(30, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.CANCELLED);
             assertThat(master.health().getEventGaps()).isEqualTo(1);

@@ -22,6 +22,8 @@
  *       can kill (a crash), terminate, and freeze and thaw (SIGSTOP/SIGCONT); and
  *       {@link io.rlscheduler.testkit.ProcessTree}, which finds a process's descendants and tells
  *       live processes from zombies through Linux's {@code /proc}.</li>
+ *   <li>{@link io.rlscheduler.testkit.Gate}: holds a thread (an event listener, a callback) at a
+ *       point the test picks until the test lets it go.</li>
  * </ul>
  */
 package io.rlscheduler.testkit;

@@ -161,27 +161,21 @@ class TaskWatcherIT {
         java.util.concurrent.CompletableFuture<io.rlscheduler.core.TaskRecord> result = watcher.whenDone("t2");
         await().atMost(WAIT).until(() -> seen.contains("t2:" + TaskState.QUEUED));
 
-        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        io.rlscheduler.testkit.Gate gate = new io.rlscheduler.testkit.Gate();
         watcher.addListener(event -> {
             if ("hold".equals(event.getTaskId())) {
-                held.countDown();
-                try {
-                    release.await(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
+                gate.hold();
             }
         });
         core.submit(TaskDefinition.builder("hold").build()).get(30, TimeUnit.SECONDS);
-        assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(gate.awaitHeld(WAIT)).isTrue();
         long ended = System.nanoTime();
         finish(lease);
         core.cancel("t2", "not needed").get(30, TimeUnit.SECONDS);
         for (int i = 0; i < 400; i++) {
             core.submit(TaskDefinition.builder("filler-" + i).build()).get(30, TimeUnit.SECONDS); // an entry each
         }
-        release.countDown();
+        gate.release();
 
         assertThat(result.get(30, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.CANCELLED);
         assertThat(watcher.getGaps()).isEqualTo(1);
@@ -265,7 +259,9 @@ class TaskWatcherIT {
         watcher.close();
         logs.close();
         finish(lease);
-        await().pollDelay(Duration.ofMillis(1_200)).atMost(Duration.ofSeconds(5)).until(() -> true); // the outage: past the grace
+        // The outage lasts until the report grace after the end (by the record's time) has passed.
+        long graceOver = core.getTask("t1").get(30, TimeUnit.SECONDS).orElseThrow().getUpdatedAtMillis() + 1_000;
+        await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > graceOver + 100);
 
         logs = new TaskLogManager(dir);
         watcher = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16), logs);
