@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * never saw. So after every read that returned entries it asks for the stream's oldest entry (one
  * O(1) command): if that lies past the last event delivered, events in between were trimmed unread,
  * and the listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
- * delivered ({@code after}) and the oldest entry the stream held ({@code next}); so too when an
+ * delivered ({@code after}) and the oldest entry the stream held, or the first one read if that
+ * is older ({@code next}: the events delivered go on from there); so too when an
  * entry of several events was trimmed after only some of them were delivered. Redis 6.2 keeps no
  * record of what it trimmed, so a gap event can be a false alarm: when exactly the last event
  * delivered, and nothing after it, was trimmed (the subscription was at the trimming edge); and
@@ -121,7 +122,11 @@ public final class EventSubscription implements AutoCloseable {
                         XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, after));
                 if (!messages.isEmpty()) {
                     List<StreamMessage<String, String>> first = redis.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
-                    String oldest = first.isEmpty() ? messages.get(0).getId() : first.get(0).getId();
+                    // The read may have come before trimming got to its first entry: then that entry
+                    // is where the events delivered go on, and the gap can only lie before it.
+                    String read = messages.get(0).getId();
+                    String oldest = first.isEmpty() || EventIds.compareEntries(read, first.get(0).getId()) < 0
+                            ? read : first.get(0).getId();
                     String lost = lostAfter != null ? lostAfter : trimmedUnread(redis, after, oldest) ? after : null;
                     if (lost != null) {
                         log.warn("events of stream {} after {} up to {} were trimmed before this subscription read them",

@@ -245,8 +245,12 @@ class EventStreamIT {
 
                 awaitEvents(events, "filler-399", 1);
                 assertThat(events.get(0).getType()).isEqualTo(TaskEvent.GAP);
-                assertThat(events.get(0).getFields()).containsEntry("after", "0").containsEntry("next", oldest);
-                assertThat(events.get(1).getStreamId()).isEqualTo(oldest);
+                assertThat(events.get(0).getFields()).containsEntry("after", "0");
+                // The held read may have reached Redis, and been answered, before the stream was
+                // trimmed: then it goes on from an entry older than the oldest kept now.
+                String next = events.get(0).getFields().get("next");
+                assertThat(events.get(1).getStreamId()).isEqualTo(next);
+                assertThat(compareIds(next, oldest)).isLessThanOrEqualTo(0);
                 assertThat(events).filteredOn(e -> TaskEvent.GAP.equals(e.getType())).hasSize(1);
                 assertThat(ofTask(events, "filler-0")).as("trimmed").isEmpty();
             } finally {
