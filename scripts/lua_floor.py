@@ -148,6 +148,8 @@ def ops(r, n=200, reps=20):
     prefix = '{ops%s}:' % uuid.uuid4().hex[:8]
     keys = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
     keys += [prefix + 'state:' + s for s in lw.STATES]
+    if 'K_SHAPES' in lib:
+        keys.append(prefix + 'shapes')
     # A RUNNING task's record as the scripts store it: the record without history, a newline, the history.
     record = ('{"id":"m-0b8f6a8e-1f1e-4f5e-9d7a-3c1f7b1a2e44","state":"RUNNING","priority":"500","seq":"123456",'
               '"gpus":"0","cpu":"1","mem":"0","selector":{},"owner":"bench","trace":"%s","max_attempts":"3",'

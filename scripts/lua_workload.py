@@ -103,6 +103,8 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
     prefix = '{%s}:' % ns
     core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
     core += [prefix + 'state:' + s for s in STATES]
+    if 'K_SHAPES' in source(lua_dir, 'lib'):
+        core.append(prefix + 'shapes')  # the 17th core key, in trees since parking
     sha = {n: redis('SCRIPT', 'LOAD', source(lua_dir, n)) for n in ['submit', 'register', 'claim', 'ack', 'finish']}
     # finish.lua takes the attempt's output line count as a tenth argument since it stores log_lines.
     finish_extra = ['0'] if 'log_lines' in source(lua_dir, 'finish') else []

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.lettuce.core.KeyValue;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
@@ -54,6 +55,9 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript REAP = LuaScript.load("reap");
     private static final LuaScript WORKERS = LuaScript.load("workers");
     private static final LuaScript LEADER = LuaScript.load("leader");
+    private static final LuaScript REMOVE_WORKER = LuaScript.load("remove_worker");
+    /** Queue scores from here up are parked tasks' (lib.lua): no registered worker could run them. */
+    private static final String PARKED_MIN = "1000000000000000";
 
     /**
      * The most submissions, acknowledgements or outcomes one script run carries when calls come
@@ -130,7 +134,8 @@ public final class LeaseCore implements AutoCloseable {
      */
     private void loadScripts() {
         try {
-            for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER)) {
+            for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
+                    REMOVE_WORKER)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {
@@ -312,9 +317,37 @@ public final class LeaseCore implements AutoCloseable {
         });
     }
 
-    /** Returns how many tasks wait in the queue. */
+    /** Returns how many tasks wait in the queue, parked ones included (see {@link #parkedCount()}). */
     public CompletableFuture<Long> queueDepth() {
         return redis.zcard(keys.queue()).toCompletableFuture();
+    }
+
+    /**
+     * Returns how many queued tasks are parked: a claim found that no registered worker could run
+     * them (more CPU slots, memory or GPUs than any has in all, or labels none has), so they wait
+     * at the end of the queue, out of the claims' sight, until a worker that could registers.
+     * They stay QUEUED and can be cancelled.
+     */
+    public CompletableFuture<Long> parkedCount() {
+        return redis.zcount(keys.queue(), Range.create(Double.parseDouble(PARKED_MIN), Double.POSITIVE_INFINITY))
+                .toCompletableFuture();
+    }
+
+    /** Returns how many queued tasks a claim can see: the queue's length less the parked tasks. */
+    public CompletableFuture<Long> claimableCount() {
+        return redis.zcount(keys.queue(), Range.from(Range.Boundary.unbounded(),
+                Range.Boundary.excluding(Double.parseDouble(PARKED_MIN)))).toCompletableFuture();
+    }
+
+    /**
+     * Returns whether a task is parked (see {@link #parkedCount()}); false for a task not queued.
+     *
+     * @throws IllegalArgumentException (immediately) if {@code taskId} is not a valid task id
+     */
+    public CompletableFuture<Boolean> isParked(String taskId) {
+        TaskIds.require(taskId, "task id");
+        return redis.zscore(keys.queue(), taskId).toCompletableFuture()
+                .thenApply(score -> score != null && score >= Double.parseDouble(PARKED_MIN));
     }
 
     /**
@@ -675,6 +708,26 @@ public final class LeaseCore implements AutoCloseable {
         return LEADER.run(leadership, keys.coreAnd(keys.leader()), TaskIds.require(masterId, "master id"), "", "1",
                         eventsMax, "resign")
                 .thenApply(reply -> Replies.leader(Replies.parse(reply)));
+    }
+
+    /**
+     * Forgets a worker that is gone for good (a retired or scaled-away machine), which otherwise
+     * stays DOWN in {@link #listWorkers()} forever and keeps tasks only it could run from being
+     * parked. Only a worker whose liveness lease has run out and that holds no task is removed;
+     * anything else is answered with what stands in the way, and nothing changes. Should its
+     * process come back after all, it registers again on its next heartbeat. Safe to repeat.
+     *
+     * @param workerId the worker
+     * @return what was done
+     * @throws IllegalArgumentException (immediately) if {@code workerId} is not a valid worker id
+     */
+    public CompletableFuture<WorkerRemoval> removeWorker(String workerId) {
+        TaskIds.require(workerId, "worker id");
+        return REMOVE_WORKER.run(redis, keys.core(), workerId, eventsMax).thenApply(reply -> {
+            JsonNode r = Replies.parse(reply);
+            return new WorkerRemoval(workerId, WorkerRemovalStatus.valueOf(r.get("r").asText()), Replies.strings(r.get("tasks")),
+                    r.path("deadline").asLong(0));
+        });
     }
 
     /** Returns every registered worker with its state derived by the Redis clock. */

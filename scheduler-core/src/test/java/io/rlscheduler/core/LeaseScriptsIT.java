@@ -244,14 +244,16 @@ class LeaseScriptsIT {
         join(core.register(worker("w1", "s1")));
         List<WorkerSession> targets = List.of(new WorkerSession("w1", "s1"));
         LeaderStatus leader = join(core.acquireLeadership("m-1", "127.0.0.1:1", Duration.ofSeconds(30)));
-        // A task too big for the worker: submitted, claimed by nobody, left queued.
+        // A task too big for every worker: submitted, claimed by nobody, left queued (parked: no
+        // claim can see it, so none is left for the claims to do).
         SubmitAndClaimResult big = join(core.submitAndClaim(TaskDefinition.builder("big").gpus(4).build(), targets, 4,
                 requestId(), leader));
         assertThat(big.getSubmit().isCreated()).isTrue();
         assertThat(big.getClaims().get(0).getStatus()).isEqualTo(ClaimStatus.OK);
         assertThat(big.getClaims().get(0).getAssignments()).isEmpty();
-        assertThat(big.getClaims().get(0).getQueued()).isEqualTo(1);
+        assertThat(big.getClaims().get(0).getQueued()).isZero();
         assertThat(record("big").getState()).isEqualTo(TaskState.QUEUED);
+        assertThat(join(core.isParked("big"))).isTrue();
 
         // A master that is not the leader (a stale leadership epoch): the submission stands, the
         // claim is refused and changes nothing.

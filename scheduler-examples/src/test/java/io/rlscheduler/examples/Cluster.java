@@ -24,9 +24,14 @@ final class Cluster implements AutoCloseable {
     private final List<SchedulerWorker> workers = new ArrayList<>();
 
     Cluster(TestRedis redis, RedisNamespace ns, Path dir) {
+        this(redis, ns, dir, CoreOptions.DEFAULT_CLAIM_SCAN_LIMIT);
+    }
+
+    /** With claims that look at {@code claimScanLimit} queued tasks. */
+    Cluster(TestRedis redis, RedisNamespace ns, Path dir, int claimScanLimit) {
         this.redis = redis;
         this.dir = dir;
-        this.options = CoreOptions.builder().namespace(ns.name())
+        this.options = CoreOptions.builder().namespace(ns.name()).claimScanLimit(claimScanLimit)
                 .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
                 .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build();
         this.master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)

@@ -14,6 +14,7 @@ public final class HealthSnapshot {
     private final int connectedWorkers;
     private final Map<WorkerState, Integer> workersByState;
     private final long queueDepth;
+    private final long parkedTasks;
     private final long assignedTasks;
     private final long runningTasks;
     private final int eventLoops;
@@ -24,7 +25,7 @@ public final class HealthSnapshot {
     private final long eventGaps;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
-                   long queueDepth, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
+                   long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long eventGaps) {
         this.masterId = masterId;
         this.leader = leader;
@@ -36,6 +37,7 @@ public final class HealthSnapshot {
         }
         this.workersByState = Collections.unmodifiableMap(copy);
         this.queueDepth = queueDepth;
+        this.parkedTasks = parkedTasks;
         this.assignedTasks = assignedTasks;
         this.runningTasks = runningTasks;
         this.eventLoops = eventLoops;
@@ -56,8 +58,15 @@ public final class HealthSnapshot {
     public int getConnectedWorkers() { return connectedWorkers; }
     /** Returns the registered workers by derived state (all states present, zero where none). */
     public Map<WorkerState, Integer> getWorkersByState() { return workersByState; }
-    /** Returns how many tasks wait in the queue. */
+    /** Returns how many tasks wait in the queue, parked ones included. */
     public long getQueueDepth() { return queueDepth; }
+    /**
+     * Returns how many of the queued tasks are parked: no registered worker could run them (more
+     * GPUs, CPU slots or memory than any has in all, or labels none has), so claims pass them over
+     * until a worker that could registers. Above zero: look at their {@code whyPending()}; cancel
+     * them, or add such a worker.
+     */
+    public long getParkedTasks() { return parkedTasks; }
     /** Returns how many tasks are assigned but not yet started. */
     public long getAssignedTasks() { return assignedTasks; }
     /** Returns how many tasks are running. */
@@ -83,7 +92,8 @@ public final class HealthSnapshot {
     @Override
     public String toString() {
         return "HealthSnapshot{master=" + masterId + ", leader=" + leader + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
-                + ", workersByState=" + workersByState + ", queueDepth=" + queueDepth + ", assigned=" + assignedTasks
+                + ", workersByState=" + workersByState + ", queueDepth=" + queueDepth + ", parked=" + parkedTasks
+                + ", assigned=" + assignedTasks
                 + ", running=" + runningTasks + ", eventLoops=" + eventLoops + ", pendingEventLoopTasks="
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
                 + ", reaperPasses=" + reaperPasses + ", eventGaps=" + eventGaps + '}';

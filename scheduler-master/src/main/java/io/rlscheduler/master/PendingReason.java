@@ -88,9 +88,12 @@ public final class PendingReason {
      * @param claimScanLimit how many queued tasks a claim looks at
      * @param ahead          the queued tasks ahead of it, in queue order (read when it is within the scan limit)
      * @param dispatch       the leadership as this master knows it
+     * @param parked         whether a claim parked it (no registered worker could run it)
      */
     static PendingReason judge(TaskRecord task, List<WorkerInfo> workers, long queuePosition, int claimScanLimit,
-                               List<TaskRecord> ahead, Dispatch dispatch) {
+                               List<TaskRecord> ahead, Dispatch dispatch, boolean parked) {
+        String parkedNote = parked ? "; it is parked: claims pass it over, so it holds nothing back, until a worker that"
+                + " could run it registers" : "";
         String id = task.getTaskId();
         if (task.getState() != TaskState.QUEUED) {
             return new PendingReason(id, Code.NOT_QUEUED, "the task is " + task.getState() + ", not waiting in the queue", -1);
@@ -103,14 +106,14 @@ public final class PendingReason {
                 .filter(w -> w.getState() == WorkerState.IDLE || w.getState() == WorkerState.RUNNING).toList();
         if (live.isEmpty()) {
             return new PendingReason(id, Code.NO_LIVE_WORKER, workers.isEmpty() ? "no worker is registered"
-                    : "no worker is live; registered: " + describe(workers, w -> w.getWorkerId() + " " + w.getState()),
-                    queuePosition);
+                    : "no worker is live; registered: " + describe(workers, w -> w.getWorkerId() + " " + w.getState())
+                    + parkedNote, queuePosition);
         }
         List<WorkerInfo> matching = live.stream().filter(w -> matches(task, w)).toList();
         if (matching.isEmpty()) {
             return new PendingReason(id, Code.NO_WORKER_MATCHES_SELECTOR, "no live worker has the labels "
                     + task.getSelector() + " it asks for; live workers' labels: "
-                    + describe(live, w -> w.getWorkerId() + " " + w.getLabels()), queuePosition);
+                    + describe(live, w -> w.getWorkerId() + " " + w.getLabels()) + parkedNote, queuePosition);
         }
         String needs = needs(task);
         List<WorkerInfo> largeEnough = matching.stream().filter(w -> w.getGpuIds().size() >= task.getGpus()
@@ -119,12 +122,13 @@ public final class PendingReason {
             return new PendingReason(id, Code.NO_WORKER_LARGE_ENOUGH, "it needs " + needs + ", more than any live worker"
                     + (task.getSelector().isEmpty() ? "" : " with the labels " + task.getSelector()) + " has in all: "
                     + describe(matching, w -> w.getWorkerId() + " " + w.getGpuIds().size() + " GPUs, " + w.getCpuSlots()
-                            + " CPU slots, " + w.getMemoryBytes() + " bytes"), queuePosition);
+                            + " CPU slots, " + w.getMemoryBytes() + " bytes") + parkedNote, queuePosition);
         }
         if (queuePosition >= claimScanLimit) {
             return new PendingReason(id, Code.BEHIND_IN_QUEUE, queuePosition + " tasks are ahead of it in the queue, and a"
                     + " claim looks at the first " + claimScanLimit + " (claimScanLimit): it is considered once fewer are"
-                    + " ahead. If those ahead cannot run either (see their own reasons), they hold it back", queuePosition);
+                    + " ahead. Those ahead that no live worker can run hold it back (see their own reasons); those that"
+                    + " no registered worker could run do not: claims park them", queuePosition);
         }
         if (dispatch.leaderId() == null || dispatch.leaderId().isEmpty()) {
             return new PendingReason(id, Code.NO_LEADER, "no master holds the leadership lease now: nothing is dispatched"

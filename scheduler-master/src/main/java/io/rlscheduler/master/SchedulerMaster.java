@@ -26,6 +26,7 @@ import io.rlscheduler.core.TaskPage;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.WorkerRemoval;
 import io.rlscheduler.core.WorkerState;
 import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.master.internal.Dispatcher;
@@ -426,6 +427,7 @@ public final class SchedulerMaster implements AutoCloseable {
         TaskIds.require(taskId, "task id");
         CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
         CompletableFuture<Long> position = core.queuePosition(taskId);
+        CompletableFuture<Boolean> parked = core.isParked(taskId);
         TaskRecord task = await(core.getTask(taskId)).orElseThrow(() -> new TaskNotFoundException(taskId));
         int scanLimit = core.getOptions().getClaimScanLimit();
         long ahead = await(position);
@@ -444,13 +446,34 @@ public final class SchedulerMaster implements AutoCloseable {
         registry.snapshot().forEach(w -> connected.add(w.getWorkerId() + "/" + w.getSessionId()));
         PendingReason.Dispatch dispatch = new PendingReason.Dispatch(leader == null ? "" : leader.getLeaderId(),
                 leader != null && leader.isSelf(), connected);
-        return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch);
+        return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch, await(parked));
     }
 
-    /** Returns how many tasks wait in the queue. */
+    /** Returns how many tasks wait in the queue, parked ones included (see {@link HealthSnapshot#getParkedTasks()}). */
     public long queueDepth() {
         requireRunning();
         return await(core.queueDepth());
+    }
+
+    /**
+     * Forgets a worker that is gone for good (a retired or scaled-away machine): it no longer
+     * shows in {@link #listWorkers()} and {@link #health()}, and tasks that only it could have run
+     * are parked by the next claim that meets them, instead of holding back the queue. Only a
+     * worker whose liveness lease has run out and that holds no task is removed; otherwise the
+     * answer says what stands in the way (it is live, or it holds tasks that the reaper takes back
+     * when their leases run out) and nothing changes. Should its process come back after all, it
+     * registers again on its next heartbeat. Safe to repeat.
+     *
+     * @throws IllegalArgumentException if {@code workerId} is not a valid worker id
+     */
+    public WorkerRemoval removeWorker(String workerId) {
+        requireRunning();
+        TaskIds.require(workerId, "worker id");
+        WorkerRemoval removal = await(core.removeWorker(workerId));
+        if (removal.isRemoved()) {
+            log.info("{}", removal);
+        }
+        return removal;
     }
 
     /**
@@ -476,6 +499,7 @@ public final class SchedulerMaster implements AutoCloseable {
         requireRunning();
         CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
         CompletableFuture<Long> queue = core.queueDepth();
+        CompletableFuture<Long> parked = core.parkedCount();
         CompletableFuture<TaskPage> assigned = core.listTasks(TaskState.ASSIGNED, 0, 1);
         CompletableFuture<TaskPage> running = core.listTasks(TaskState.RUNNING, 0, 1);
         Map<WorkerState, Integer> byState = new EnumMap<>(WorkerState.class);
@@ -491,7 +515,7 @@ public final class SchedulerMaster implements AutoCloseable {
             }
         }
         return new HealthSnapshot(masterId, isLeader(), transport.toString(), registry.size(), byState, await(queue),
-                await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
+                await(parked), await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
                 dispatcher.getSent(), reaperPasses.get(), watcher.getGaps());
     }
 

@@ -16,7 +16,7 @@ public final class Keys {
     public Keys(String ns) {
         this.prefix = "{" + ns + "}:";
         TaskState[] states = TaskState.values();
-        this.core = new String[9 + states.length];
+        this.core = new String[10 + states.length];
         core[0] = prefix + "tasks";
         core[1] = prefix + "specs";
         core[2] = prefix + "queue";
@@ -29,6 +29,7 @@ public final class Keys {
         for (int i = 0; i < states.length; i++) {
             core[9 + i] = state(states[i]);
         }
+        core[9 + states.length] = prefix + "shapes";
     }
 
     /** Returns the core keys every mutating script receives first, in lib.lua's order. */
@@ -51,6 +52,7 @@ public final class Keys {
     public String liveness() { return core[4]; }
     public String deadlines() { return core[5]; }
     public String events() { return core[8]; }
+    public String shapes() { return core[core.length - 1]; }
 
     /** Returns the index of tasks in {@code state}: task id by submit sequence. Not kept for QUEUED, whose index is {@link #queue()}. */
     public String state(TaskState state) {

@@ -2,7 +2,7 @@
 -- One call carries one or more acknowledgements (LeaseCore coalesces concurrent ones), each
 -- decided on its own exactly as if it came alone. Replaying one on a RUNNING task of the same
 -- epoch answers DUPLICATE and changes nothing.
--- KEYS: the 16 core keys (lib.lua)
+-- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] task lease ms  [2] events max length, then 4 per acknowledgement:
 --       task id, epoch, worker id, session id
 -- Returns a JSON array, one answer per acknowledgement in order:

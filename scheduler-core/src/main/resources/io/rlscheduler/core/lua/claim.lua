@@ -8,15 +8,15 @@
 -- A replay with the same request id returns the first answer and changes nothing. An answer that
 -- assigned nothing is not kept: replaying it may assign tasks, which the replaying caller then
 -- receives, so nothing is lost or given twice, and an idle cluster's claims leave no keys behind.
--- KEYS: the 16 core keys (lib.lua), then
---   KEYS[17] {ns}:request:claim:<request id>  STRING  the answer, kept for the request TTL
---   KEYS[18] {ns}:leader                      HASH    the masters' leadership lease (leader.lua)
+-- KEYS: the 17 core keys (lib.lua), then
+--   KEYS[18] {ns}:request:claim:<request id>  STRING  the answer, kept for the request TTL
+--   KEYS[19] {ns}:leader                      HASH    the masters' leadership lease (leader.lua)
 -- ARGV: [1] max tasks per worker  [2] scan limit  [3] ack timeout ms  [4] request TTL ms
 --       [5] events max length  [6] claiming master id ('' when not a master)  [7] its leadership
 --       epoch, then 2 per worker: worker id, session id
 -- Returns JSON: {r="OK", workers=[{r="OK", tasks=[{id, epoch, attempt, cpu, mem, gpu_ids, spec}]}
 --                 or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session} / {r="NOT_LIVE"}, one per
---                 worker in order], queued=<tasks left in the queue>}
+--                 worker in order], queued=<claimable tasks left in the queue: parked ones (lib.lua) not counted>}
 --            or {r="NOT_LEADER"}
 -- libraries: claiming
 return claim_run(KEYS[CORE_KEYS + 1], KEYS[CORE_KEYS + 2], 1)

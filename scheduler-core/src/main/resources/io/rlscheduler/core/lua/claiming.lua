@@ -1,5 +1,5 @@
 -- claiming.lua: the claim, as a function, for claim.lua and submit_claim.lua; loaded after lib.lua.
--- claim_run(k_request, k_leader, a): KEYS as claim.lua's KEYS[17] and KEYS[18]; ARGV from index a
+-- claim_run(k_request, k_leader, a): KEYS as claim.lua's KEYS[18] and KEYS[19]; ARGV from index a
 -- as claim.lua's ARGV from 1. Returns the reply string (or an error reply) exactly as claim.lua.
 local function claim_run(k_request, k_leader, a)
   EVENTS_MAXLEN = ARGV[a + 4]
@@ -33,8 +33,29 @@ local function claim_run(k_request, k_leader, a)
   end
 
   local function load_candidates()
-    candidates = redis.call('ZRANGE', K_QUEUE, 0, scan_limit - 1)
+    candidates = redis.call('ZRANGEBYSCORE', K_QUEUE, '-inf', CLAIMABLE_MAX, 'LIMIT', 0, scan_limit)
     left = #candidates
+  end
+
+  -- Whether a task that does not fit the worker at hand could run on any registered worker; the
+  -- shapes are read once per run, and only when some task did not fit. A task that could not is
+  -- parked (lib.lua), so that it no longer takes one of the scan_limit places.
+  local shapes, own_shape = nil, {}
+  local function runnable_anywhere(st, w)
+    local own = own_shape[w.id]
+    if own == nil then
+      own = decode_shape(shape_of(w))
+      own_shape[w.id] = own
+    end
+    if fits_shape(st, own) then return true end
+    if shapes == nil then
+      local rebuilt
+      shapes, rebuilt = registered_shapes()
+      if rebuilt and unpark(shapes, 'the registered workers\' shapes were counted again', now_ms) > 0 then
+        stale = true
+      end
+    end
+    return fits_any(st, shapes)
   end
 
   local function claim_for(id, session)
@@ -74,7 +95,12 @@ local function claim_run(k_request, k_leader, a)
               if w.labels[k] ~= v then fits = false break end
             end
           end
-          if fits then
+          if not fits and not runnable_anywhere(st, w) then
+            park(st, now_ms)
+            candidates[i] = false
+            left = left - 1
+            stale = true
+          elseif fits then
             local taken = {}
             for g = 1, need_gpus do taken[g] = table.remove(gpus, 1) end
             cpu, mem = cpu - need_cpu, mem - need_mem
@@ -126,7 +152,7 @@ local function claim_run(k_request, k_leader, a)
     local specs = redis.call('HMGET', K_SPECS, unpack(ids))
     for i, t in ipairs(given) do t.spec = specs[i] or '{}' end
   end
-  local out = {r = 'OK', workers = answers, queued = redis.call('ZCARD', K_QUEUE)}
+  local out = {r = 'OK', workers = answers, queued = redis.call('ZCOUNT', K_QUEUE, '-inf', CLAIMABLE_MAX)}
   local answer = reply(out)
   if assigned_any then redis.call('SET', K_REQUEST, answer, 'PX', request_ttl) end
   return answer

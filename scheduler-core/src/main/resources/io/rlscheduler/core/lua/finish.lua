@@ -2,7 +2,7 @@
 -- their reservations, each exactly once: fenced by epoch, and a replay of the same outcome answers
 -- DUPLICATE without changing anything. One call carries one or more outcomes (LeaseCore coalesces
 -- concurrent ones), each decided on its own exactly as if it came alone.
--- KEYS: the 16 core keys (lib.lua)
+-- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] events max length, then 10 per outcome:
 --       task id, epoch, worker id, session id, final state, exit code ('' when none),
 --       error message, final metrics JSON ('' when none), run directory on the worker ('' when unknown),

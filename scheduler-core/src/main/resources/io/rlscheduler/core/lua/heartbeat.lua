@@ -5,7 +5,7 @@
 -- Also repairs the worker's side of ownership: a reservation whose task is no longer held by
 -- this worker at that epoch is dropped (capacity is derived from reservations, so this frees
 -- nothing twice).
--- KEYS: the 16 core keys (lib.lua)
+-- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] worker id  [2] session id  [3] liveness lease ms  [4] task lease ms
 --       [5] events max length  [6..] pairs: task id, epoch
 -- Returns JSON: {r="OK", renewed=n, revoked=[{task, epoch}], cancel=[{task, epoch}], deadline=ms}

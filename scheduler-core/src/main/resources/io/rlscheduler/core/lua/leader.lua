@@ -2,8 +2,8 @@
 -- its own fencing epoch, bumped each time leadership changes hands; the claim and reap scripts
 -- refuse a master whose epoch is not the current leader's, so a leader that was paused and lost
 -- its lease cannot dispatch or reap when it wakes up.
--- KEYS: the 16 core keys (lib.lua), then
---   KEYS[17] {ns}:leader  HASH  holder, epoch, deadline (ms), address (host:port)
+-- KEYS: the 17 core keys (lib.lua), then
+--   KEYS[18] {ns}:leader  HASH  holder, epoch, deadline (ms), address (host:port)
 -- ARGV: [1] master id  [2] its RPC address  [3] lease ms  [4] events max length
 --       [5] 'resign' to give the lease up (only if held), 'observe' to only report who holds it
 --           (writes nothing; self is always false: a standby-only master never leads), else ''

@@ -3,8 +3,8 @@
 -- the queue as a lease loss (or FAILED when a limit is exhausted, CANCELLED when cancel was
 -- requested). Each step is conditional on state and deadline inside this one script, so two
 -- reapers, or a reaper and a late heartbeat, can never requeue a task twice.
--- KEYS: the 16 core keys (lib.lua), then
---   KEYS[17] {ns}:leader  HASH  the masters' leadership lease (leader.lua)
+-- KEYS: the 17 core keys (lib.lua), then
+--   KEYS[18] {ns}:leader  HASH  the masters' leadership lease (leader.lua)
 -- ARGV: [1] max tasks per call  [2] events max length  [3] reaping master id ('' when not a master)
 --       [4] its leadership epoch
 -- Returns JSON: {r="OK", requeued=[ids], failed=[ids], cancelled=[ids], more=bool} or {r="NOT_LEADER"}

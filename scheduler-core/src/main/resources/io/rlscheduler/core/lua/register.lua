@@ -2,16 +2,19 @@
 -- The same session registering again only refreshes its liveness (safe to replay). A new session
 -- of a known worker means the old process is gone: the tasks the old session held are taken back
 -- at once (a lease loss each) and the record starts afresh.
--- KEYS: the 16 core keys (lib.lua)
+-- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] worker id  [2] session id  [3] labels JSON object  [4] cpu slots  [5] memory bytes
 --       [6] GPU ids, comma-separated  [7] liveness lease ms  [8] events max length
--- Returns JSON: {r="OK", requeued=[task ids], failed=[task ids], cancelled=[task ids], deadline=ms}
+-- A worker whose shape (what it has in all, and its labels: lib.lua's shape_of) no registered
+-- worker had brings back the parked tasks that fit it (lib.lua's unpark).
+-- Returns JSON: {r="OK", requeued=[task ids], failed=[task ids], cancelled=[task ids], deadline=ms,
+--               unparked=n}
 EVENTS_MAXLEN = ARGV[8]
 local id, session = ARGV[1], ARGV[2]
 local now_ms = now_parts()
 local deadline = now_ms + tonumber(ARGV[7])
 local w = load_worker(id)
-local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, deadline = deadline}
+local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, deadline = deadline, unparked = 0}
 if w and w.session == session then
   w.heartbeat_at = now_ms
   w.liveness_deadline = deadline
@@ -19,6 +22,7 @@ if w and w.session == session then
   redis.call('ZADD', K_LIVENESS, deadline, id)
   return reply(out)
 end
+local old_shape = w and shape_of(w)
 if w then
   for task_id, r in pairs(reservations(id)) do
     local st = load_task(task_id)
@@ -42,4 +46,11 @@ w = {
 save_worker(w)
 redis.call('ZADD', K_LIVENESS, deadline, id)
 emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})
+local shape = shape_of(w)
+if not old_shape or old_shape ~= shape then
+  if old_shape then count_shape(old_shape, -1) end
+  if count_shape(shape, 1) == 1 then
+    out.unparked = unpark({decode_shape(shape)}, 'worker ' .. id .. ' registered, and it could run it', now_ms)
+  end
+end
 return reply(out)

@@ -2,8 +2,8 @@
 -- mirrored by Replies.queued in Java (a test compares the two). One call carries one or more
 -- submissions (LeaseCore coalesces concurrent ones), each decided on its own exactly as if it
 -- came alone, in order (so two submissions of one id in one call: the second answers EXISTS).
--- KEYS: the 16 core keys (lib.lua), then one per submission:
---   KEYS[16 + i] {ns}:owner:<owner of submission i>  ZSET  task id -> submit seq
+-- KEYS: the 17 core keys (lib.lua), then one per submission:
+--   KEYS[17 + i] {ns}:owner:<owner of submission i>  ZSET  task id -> submit seq
 -- ARGV: [1] events max length, then 11 per submission:
 --       task id, priority 0..999, gpus, cpu slots, memory bytes, selector JSON object, owner,
 --       trace id, max attempts, max lease losses, spec JSON (opaque)

@@ -4,10 +4,10 @@
 -- The submission is decided exactly as submit.lua decides it (idempotent by task id) and the
 -- claim exactly as claim.lua (idempotent by request id: a replay answers the first claim answer,
 -- and EXISTS for the submission).
--- KEYS: the 16 core keys (lib.lua), then
---   KEYS[17] {ns}:owner:<owner>                ZSET    as submit.lua's
---   KEYS[18] {ns}:request:claim:<request id>   STRING  as claim.lua's KEYS[17]
---   KEYS[19] {ns}:leader                       HASH    as claim.lua's KEYS[18]
+-- KEYS: the 17 core keys (lib.lua), then
+--   KEYS[18] {ns}:owner:<owner>                ZSET    as submit.lua's
+--   KEYS[19] {ns}:request:claim:<request id>   STRING  as claim.lua's KEYS[18]
+--   KEYS[20] {ns}:leader                       HASH    as claim.lua's KEYS[19]
 -- ARGV: [1] events max length, [2..12] the submission as submit.lua takes it (11 arguments), then
 --       [13..] the claim's arguments as claim.lua takes them (7, then 2 per worker)
 -- Returns JSON {"submit": <submit.lua's answer for the submission>, "claim": <claim.lua's answer>}

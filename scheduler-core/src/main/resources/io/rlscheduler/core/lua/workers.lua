@@ -1,7 +1,7 @@
 -- workers.lua (read-only): every worker with its state derived by the Redis clock, as the table:
 --   IDLE    liveness valid, no task          RUNNING  liveness valid, >= 1 task
 --   PENDING liveness lost, a task lease valid DOWN    liveness lost, no valid task lease
--- KEYS: the 16 core keys (lib.lua)
+-- KEYS: the 17 core keys (lib.lua)
 -- ARGV: none
 -- Returns JSON: {r="OK", now=ms, workers=[{id, session, labels, state, cpu, mem, gpus, free_cpu,
 --               free_mem, free_gpus, tasks=[{id, epoch}], heartbeat_at, liveness_deadline}]}
