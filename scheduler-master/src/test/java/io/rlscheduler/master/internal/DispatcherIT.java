@@ -121,11 +121,11 @@ class DispatcherIT {
         assertThat(dispatcher.getRounds()).as("no round was needed").isEqualTo(1);
         assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(1);
 
-        // A task no worker has room for (8 CPU slots, the worker has 4): it stays queued, the
-        // dispatcher is told, and from then on submissions queue and signal as before.
+        // A task no worker has room for now (4 CPU slots, the worker has 3 free of 4): it stays
+        // queued, the dispatcher is told, and from then on submissions queue and signal as before.
         Dispatcher.SubmitClaim second = dispatcher.claimOnSubmit();
         assertThat(second).isNotNull();
-        SubmitAndClaimResult big = core.submitAndClaim(TaskDefinition.builder("big").cpuSlots(8).build(),
+        SubmitAndClaimResult big = core.submitAndClaim(TaskDefinition.builder("big").cpuSlots(4).build(),
                 second.sessions(), second.batchSize(), second.requestId(), second.leader())
                 .orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(big.getClaims().get(0).getAssignments()).isEmpty();
@@ -135,6 +135,28 @@ class DispatcherIT {
         assertThat(dispatcher.claimOnSubmit()).as("the queue holds a task").isNull();
         assertThat(dispatcher.getSent()).isEqualTo(1);
         assertThat(core.getTask("big").join().orElseThrow().getState()).isEqualTo(TaskState.QUEUED);
+    }
+
+    @Test
+    void aTaskNoWorkerCouldRunIsParkedAndLeavesTheQueueKnownEmpty() {
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+        // 8 CPU slots: more than the only registered worker has in all.
+        Dispatcher.SubmitClaim claim = dispatcher.claimOnSubmit();
+        SubmitAndClaimResult huge = core.submitAndClaim(TaskDefinition.builder("huge").cpuSlots(8).build(),
+                claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader()).orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(huge.getClaims().get(0).getAssignments()).isEmpty();
+        assertThat(huge.getClaims().get(0).getQueued()).isZero();
+        dispatcher.claimedOnSubmit(claim, huge.getClaims());
+        assertThat(core.isParked("huge").join()).isTrue();
+        // Nothing for the rounds: the backstop (which counts only claimable tasks) starts no round,
+        // and the next submission may claim in its own run.
+        dispatcher.backstop();
+        // On the same connection, so answered after the backstop's count, whose callback has run by then.
+        assertThat(core.claimableCount().orTimeout(10, TimeUnit.SECONDS).join()).isZero();
+        assertThat(dispatcher.getRounds()).isEqualTo(1);
+        assertThat(dispatcher.isRunning()).isFalse();
+        assertThat(dispatcher.claimOnSubmit()).isNotNull();
     }
 
     @Test
