@@ -410,6 +410,48 @@ public final class SchedulerMaster implements AutoCloseable {
         return await(core.listTasksByOwner(owner, offset, limit));
     }
 
+    /**
+     * Puts runs side by side: each task's script, parameters as submitted, state and final
+     * metrics, with the parameters that differ between them picked out (see {@link RunComparison};
+     * {@link RunComparison#toTable()} prints it). Tasks still queued or running are included as
+     * they are, without final metrics.
+     *
+     * @param taskIds the tasks, in the order wanted; 1 to {@value RunComparison#MAX_RUNS}, each once
+     * @throws IllegalArgumentException if there are none or too many, an id is not valid, or one is given twice
+     * @throws TaskNotFoundException    if a task does not exist (the first such, in order)
+     */
+    public RunComparison compare(java.util.Collection<String> taskIds) {
+        requireRunning();
+        Objects.requireNonNull(taskIds, "taskIds");
+        if (taskIds.isEmpty() || taskIds.size() > RunComparison.MAX_RUNS) {
+            throw new IllegalArgumentException("compare takes 1 to " + RunComparison.MAX_RUNS + " task ids, not "
+                    + taskIds.size());
+        }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        List<CompletableFuture<Optional<TaskRecord>>> reads = new java.util.ArrayList<>(taskIds.size());
+        for (String id : taskIds) {
+            TaskIds.require(id, "task id");
+            if (!seen.add(id)) {
+                throw new IllegalArgumentException("task id " + id + " is given twice");
+            }
+        }
+        for (String id : taskIds) {
+            reads.add(core.getTask(id));
+        }
+        List<TaskRecord> records = new java.util.ArrayList<>(taskIds.size());
+        java.util.Iterator<String> ids = taskIds.iterator();
+        for (CompletableFuture<Optional<TaskRecord>> read : reads) {
+            String id = ids.next();
+            records.add(await(read).orElseThrow(() -> new TaskNotFoundException(id)));
+        }
+        return RunComparison.of(records);
+    }
+
+    /** The same as {@link #compare(java.util.Collection)}, for ids given one by one. */
+    public RunComparison compare(String... taskIds) {
+        return compare(java.util.Arrays.asList(Objects.requireNonNull(taskIds, "taskIds")));
+    }
+
     /** Returns every registered worker with its state derived by the Redis clock. */
     public List<WorkerInfo> listWorkers() {
         requireRunning();

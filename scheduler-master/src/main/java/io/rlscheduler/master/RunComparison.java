@@ -1,0 +1,234 @@
+package io.rlscheduler.master;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Runs side by side, from {@link SchedulerMaster#compare}: what each task was given (script and
+ * parameters, exactly as submitted) and what it reported (its state and final metrics, the latest
+ * value of each key its script printed in {@code RLS_METRIC} lines), with the parameters that
+ * differ between them picked out. A snapshot of the task records at the call. Immutable.
+ *
+ * <p>Parameters are equal when their JSON values are: numbers by value ({@code 500} equals
+ * {@code 500.0}), text and booleans exactly. A parameter that some runs lack differs.
+ */
+public final class RunComparison {
+
+    /** The most runs one comparison takes. */
+    public static final int MAX_RUNS = 1000;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final TypeReference<LinkedHashMap<String, Object>> MAP = new TypeReference<>() { };
+
+    /** One run: the task's script, parameters, state and final metrics. Immutable. */
+    public static final class Run {
+        private final TaskRecord record;
+        private final String script;
+        private final Map<String, Object> parameters;
+        private final Map<String, Object> finalMetrics;
+
+        private Run(TaskRecord record, String script, Map<String, Object> parameters, Map<String, Object> finalMetrics) {
+            this.record = record;
+            this.script = script;
+            this.parameters = Collections.unmodifiableMap(parameters);
+            this.finalMetrics = Collections.unmodifiableMap(finalMetrics);
+        }
+
+        /** Returns the task id. */
+        public String getTaskId() { return record.getTaskId(); }
+        /** Returns the task's state at the comparison (a run still going has no final metrics yet). */
+        public TaskState getState() { return record.getState(); }
+        /** Returns the script it ran. */
+        public String getScript() { return script; }
+        /** Returns its parameters as submitted, in their order: text, booleans and numbers (Integer, Long or Double). */
+        public Map<String, Object> getParameters() { return parameters; }
+        /** Returns its final metrics (empty while it runs, or when its script printed none). */
+        public Map<String, Object> getFinalMetrics() { return finalMetrics; }
+        /** Returns the task's full record. */
+        public TaskRecord getRecord() { return record; }
+
+        @Override
+        public String toString() {
+            return getTaskId() + " " + getState() + " " + script + " " + parameters + " -> " + finalMetrics;
+        }
+    }
+
+    private final List<Run> runs;
+    private final Map<String, Object> commonParameters;
+    private final List<String> varyingParameters;
+    private final List<String> metricNames;
+    private final boolean scriptsDiffer;
+
+    private RunComparison(List<Run> runs) {
+        this.runs = List.copyOf(runs);
+        TreeSet<String> names = new TreeSet<>();
+        TreeSet<String> metrics = new TreeSet<>();
+        for (Run r : runs) {
+            names.addAll(r.parameters.keySet());
+            metrics.addAll(r.finalMetrics.keySet());
+        }
+        Map<String, Object> common = new LinkedHashMap<>();
+        List<String> varying = new ArrayList<>();
+        for (String name : names) {
+            Object first = runs.get(0).parameters.get(name);
+            boolean same = runs.stream().allMatch(r -> r.parameters.containsKey(name) && same(first, r.parameters.get(name)));
+            if (same) {
+                common.put(name, first);
+            } else {
+                varying.add(name);
+            }
+        }
+        this.commonParameters = Collections.unmodifiableMap(common);
+        this.varyingParameters = List.copyOf(varying);
+        this.metricNames = List.copyOf(metrics);
+        this.scriptsDiffer = runs.stream().map(Run::getScript).distinct().count() > 1;
+    }
+
+    /**
+     * Builds a comparison of the given task records, in their order.
+     *
+     * @throws SchedulerException if a record's spec cannot be read (not written by this library)
+     */
+    static RunComparison of(List<TaskRecord> records) {
+        List<Run> runs = new ArrayList<>(records.size());
+        for (TaskRecord record : records) {
+            Map<String, Object> spec;
+            try {
+                spec = record.getSpecJson() == null ? Map.of() : JSON.readValue(record.getSpecJson(), MAP);
+            } catch (IOException | RuntimeException e) {
+                throw new SchedulerException("task " + record.getTaskId() + ": its spec is not readable: " + e.getMessage(),
+                        false, e);
+            }
+            Map<String, Object> parameters = new LinkedHashMap<>();
+            if (spec.get("parameters") instanceof Map<?, ?> given) {
+                given.forEach((k, v) -> parameters.put(String.valueOf(k), v));
+            }
+            Map<String, Object> metrics = new LinkedHashMap<>();
+            String metricsJson = record.getFinalMetricsJson();
+            if (metricsJson != null && !metricsJson.isEmpty()) {
+                try {
+                    metrics.putAll(JSON.readValue(metricsJson, MAP));
+                } catch (IOException e) {
+                    throw new SchedulerException("task " + record.getTaskId() + ": its final metrics are not readable: "
+                            + e.getMessage(), false, e);
+                }
+            }
+            runs.add(new Run(record, String.valueOf(spec.getOrDefault("script", "")), parameters, metrics));
+        }
+        return new RunComparison(runs);
+    }
+
+    /** Whether two parameter or metric values are the same: numbers by value, anything else by equals. */
+    private static boolean same(Object a, Object b) {
+        if (a instanceof Number x && b instanceof Number y) {
+            return decimal(x).compareTo(decimal(y)) == 0;
+        }
+        return Objects.equals(a, b);
+    }
+
+    private static BigDecimal decimal(Number n) {
+        return n instanceof Double || n instanceof Float ? BigDecimal.valueOf(n.doubleValue()) : new BigDecimal(n.toString());
+    }
+
+    /** Returns the runs, in the order asked for. */
+    public List<Run> getRuns() { return runs; }
+
+    /** Returns the parameters every run has with the same value, by name. */
+    public Map<String, Object> getCommonParameters() { return commonParameters; }
+
+    /** Returns the names of the parameters whose values differ between the runs, or that some lack, sorted. */
+    public List<String> getVaryingParameters() { return varyingParameters; }
+
+    /** Returns the name of every final metric some run reported, sorted. */
+    public List<String> getMetricNames() { return metricNames; }
+
+    /**
+     * Returns the run with the best numeric value of a final metric: the highest, or the lowest
+     * when {@code higherIsBetter} is false; among equals, the first in order. Runs that did not
+     * report it as a number are left out; empty when none did.
+     */
+    public Optional<Run> best(String metric, boolean higherIsBetter) {
+        Objects.requireNonNull(metric, "metric");
+        Run best = null;
+        BigDecimal bestValue = null;
+        for (Run r : runs) {
+            if (r.finalMetrics.get(metric) instanceof Number n) {
+                BigDecimal v = decimal(n);
+                int c = bestValue == null ? 1 : v.compareTo(bestValue);
+                if (higherIsBetter ? c > 0 : (bestValue == null || c < 0)) {
+                    best = r;
+                    bestValue = v;
+                }
+            }
+        }
+        return Optional.ofNullable(best);
+    }
+
+    /**
+     * Returns the comparison as a plain-text table: a line with the parameters all runs share,
+     * then one row per run with its task id, state, script (when they differ), the parameters
+     * that differ and every final metric ({@code -} where a run has none).
+     */
+    public String toTable() {
+        List<String> header = new ArrayList<>(List.of("task", "state"));
+        if (scriptsDiffer) {
+            header.add("script");
+        }
+        header.addAll(varyingParameters);
+        header.addAll(metricNames);
+        List<List<String>> rows = new ArrayList<>();
+        rows.add(header);
+        for (Run r : runs) {
+            List<String> row = new ArrayList<>(List.of(r.getTaskId(), r.getState().name()));
+            if (scriptsDiffer) {
+                row.add(r.script);
+            }
+            varyingParameters.forEach(p -> row.add(text(r.parameters, p)));
+            metricNames.forEach(m -> row.add(text(r.finalMetrics, m)));
+            rows.add(row);
+        }
+        int[] widths = new int[header.size()];
+        for (List<String> row : rows) {
+            for (int i = 0; i < row.size(); i++) {
+                widths[i] = Math.max(widths[i], row.get(i).length());
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        out.append(runs.size()).append(runs.size() == 1 ? " run" : " runs");
+        if (!scriptsDiffer) {
+            out.append(" of ").append(runs.get(0).script);
+        }
+        out.append("; the same in all: ").append(commonParameters.isEmpty() ? "(no parameter)" : commonParameters.entrySet()
+                .stream().map(e -> e.getKey() + "=" + e.getValue()).reduce((a, b) -> a + ", " + b).orElse("")).append('\n');
+        for (List<String> row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.size(); i++) {
+                line.append(i == 0 ? "" : "  ").append(String.format("%-" + widths[i] + "s", row.get(i)));
+            }
+            out.append(line.toString().stripTrailing()).append('\n');
+        }
+        return out.toString();
+    }
+
+    private static String text(Map<String, Object> values, String name) {
+        return values.containsKey(name) ? String.valueOf(values.get(name)) : "-";
+    }
+
+    @Override
+    public String toString() {
+        return toTable();
+    }
+}
