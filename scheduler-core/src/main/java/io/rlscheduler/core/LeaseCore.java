@@ -269,7 +269,8 @@ public final class LeaseCore implements AutoCloseable {
 
     /**
      * Lists the tasks in one state: queued tasks in queue order (priority, then submission; the
-     * queue is their index), the others in submission order.
+     * queue is their index; parked tasks last, in that order among themselves), the others in
+     * submission order.
      *
      * @param state  the state
      * @param offset how many matching tasks to skip, at least 0
@@ -352,7 +353,8 @@ public final class LeaseCore implements AutoCloseable {
 
     /**
      * Returns how many tasks are ahead of a task in the queue (0 for the next to be claimed), or
-     * -1 when it is not queued.
+     * -1 when it is not queued. A parked task ({@link #isParked}) comes after every claimable one:
+     * its position counts them all.
      *
      * @param taskId the task
      * @throws IllegalArgumentException (immediately) if {@code taskId} is not a valid task id

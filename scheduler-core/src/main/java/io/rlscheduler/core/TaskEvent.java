@@ -43,7 +43,14 @@ public final class TaskEvent {
         return streamId;
     }
 
-    /** Returns 'task' for a task transition, 'worker' for a worker event, {@value #GAP} for a gap (see {@link #GAP}). */
+    /**
+     * Returns 'task' for a task transition, 'worker' for a worker event (its field {@code what}:
+     * registered, repaired, removed), {@value #GAP} for a gap (see {@link #GAP}). A task event
+     * whose {@code from} and {@code to} are the same state is a notice, not a transition: its
+     * {@code via} says which ({@code cancel}: a cancel was requested of a held task; {@code park}:
+     * no registered worker could run the queued task, claims pass it over; {@code unpark}: a
+     * worker that could registered, it is back in its place in the queue).
+     */
     public String getType() {
         return type;
     }

@@ -154,6 +154,34 @@ class ParkingIT {
     }
 
     @Test
+    void aWorkerCountedUnderAnotherShapeIsCountedRightAtItsNextRegistration(RedisClient client, RedisNamespace ns) {
+        open(client, ns, Duration.ofSeconds(30));
+        join(core.register(worker("w1", Map.of(), 0, 1)));
+        join(core.register(worker("w4", Map.of(), 0, 1, 2, 3)));
+        try (var connection = client.connect()) {
+            var redisSync = connection.sync();
+            // As if a process of an older version had registered w4 with another shape: the total
+            // is right (2 workers), so no claim counts again, and w4's real shape is missing.
+            String w4Shape = redisSync.hkeys(ns.key("shapes")).stream().filter(k -> k.contains("\"4\"")).findFirst()
+                    .orElseThrow();
+            redisSync.hdel(ns.key("shapes"), w4Shape);
+            redisSync.hset(ns.key("shapes"), "[\"1\",\"0\",\"0\",[]]", "1");
+            join(core.submit(gpuTask("four", 4)));
+            assertThat(claim("w1", 4)).isEmpty();
+            assertThat(join(core.isParked("four"))).as("judged by the wrong counts").isTrue();
+
+            // w4 registers again (a restart), same shape: counted, and the task comes back.
+            join(core.register(new WorkerRegistration("w4", "s-w4-2", Map.of(), 8, 64L << 30, List.of(0, 1, 2, 3))));
+            assertThat(join(core.isParked("four"))).isFalse();
+            assertThat(claim("w1", 4)).as("the next claim counts all shapes again").isEmpty();
+            assertThat(redisSync.hgetall(ns.key("shapes"))).containsOnlyKeys(w4Shape,
+                    "[\"8\",\"68719476736\",\"2\",{}]").containsValues("1");
+            assertThat(join(core.claim("w4", "s-w4-2", 4, requestId())).getAssignments())
+                    .extracting(Assignment::getTaskId).containsExactly("four");
+        }
+    }
+
+    @Test
     void aWorkerGoneForGoodCanBeRemovedOnceItIsDownAndHoldsNothing(RedisClient client, RedisNamespace ns) {
         open(client, ns, Duration.ofMillis(1500));
         join(core.register(worker("w4", Map.of(), 0, 1, 2, 3)));

@@ -4,6 +4,7 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.master.RunComparison;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * A whole cluster in one process: Redis (a real redis-server started here unless {@code REDIS_URL}
@@ -89,6 +91,12 @@ public final class LocalClusterDemo {
                             succeeded++;
                         }
                     }
+                    // The sweep's question: which parameters did best? (master.compare puts runs side by side.)
+                    RunComparison sweep = master.compare(runs.stream().map(TaskHandle::getTaskId).toList());
+                    sweep.best("final_reward", true).ifPresent(best -> System.out.println("demo: best final reward "
+                            + best.getFinalMetrics().get("final_reward") + " with " + sweep.getVaryingParameters().stream()
+                            .map(p -> p + "=" + best.getParameters().get(p)).collect(Collectors.joining(" "))
+                            + " (" + best.getTaskId() + "); the same in all runs: " + sweep.getCommonParameters()));
                 }
             }
         }

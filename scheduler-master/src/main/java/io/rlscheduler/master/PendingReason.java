@@ -31,6 +31,12 @@ public final class PendingReason {
         NO_WORKER_MATCHES_SELECTOR,
         /** Live workers match the selector, but none has as many GPUs, CPU slots or memory in all as the task asks for. */
         NO_WORKER_LARGE_ENOUGH,
+        /**
+         * It is parked, although live workers could run it: the counts of worker shapes in Redis
+         * were out of date when a claim judged it (a worker registered by a process of an older
+         * version, or a hand edit). The next registration of one of those workers brings it back.
+         */
+        PARKED,
         /** More tasks are ahead of it than a claim looks at ({@code claimScanLimit}): it waits for them to leave the queue. */
         BEHIND_IN_QUEUE,
         /** No master holds the leadership lease: nothing is dispatched until one does (a failover, or only standby-only masters). */
@@ -123,6 +129,12 @@ public final class PendingReason {
                     + (task.getSelector().isEmpty() ? "" : " with the labels " + task.getSelector()) + " has in all: "
                     + describe(matching, w -> w.getWorkerId() + " " + w.getGpuIds().size() + " GPUs, " + w.getCpuSlots()
                             + " CPU slots, " + w.getMemoryBytes() + " bytes") + parkedNote, queuePosition);
+        }
+        if (parked) {
+            return new PendingReason(id, Code.PARKED, "it is parked as if no registered worker could run it, but "
+                    + describe(largeEnough, WorkerInfo::getWorkerId) + " could: the worker shapes counted in Redis were out"
+                    + " of date when a claim judged it (a worker registered by a process of an older version?); the next"
+                    + " registration of one of them brings it back", queuePosition);
         }
         if (queuePosition >= claimScanLimit) {
             return new PendingReason(id, Code.BEHIND_IN_QUEUE, queuePosition + " tasks are ahead of it in the queue, and a"

@@ -520,7 +520,8 @@ public final class SchedulerMaster implements AutoCloseable {
 
     /**
      * Adds a listener of task and worker events (every transition made by any master, worker or
-     * reaper of this namespace while the listener is registered). Called on the event thread;
+     * reaper of this namespace while the listener is registered, and the notices described at
+     * {@link TaskEvent#getType()}). Called on the event thread;
      * must not block: a listener that holds the thread for long enough makes the master fall
      * behind the trimmed stream, and it then gets a {@link TaskEvent#GAP} event for the events
      * lost (so does the master, which re-reads the tasks it waits on).

@@ -162,6 +162,26 @@ class WhyPendingIT {
     }
 
     @Test
+    void aTaskParkedByOutOfDateShapeCountsSaysSo(RedisNamespace ns) throws Exception {
+        register("small", Map.of());
+        register("big", Map.of(), 0, 1, 2, 3);
+        try (var connection = client.connect()) {
+            // The counts as a process of an older version could leave them: big's shape missing.
+            var shapes = connection.sync().hkeys(ns.key("shapes"));
+            connection.sync().hdel(ns.key("shapes"), shapes.stream().filter(k -> k.contains("\"4\"")).findFirst().orElseThrow());
+            connection.sync().hset(ns.key("shapes"), "[\"1\",\"0\",\"0\",[]]", "1");
+        }
+        TaskHandle four = submit(task("four").gpus(4));
+        core.claim("small", "s-small", 1, "claim-small").get(10, TimeUnit.SECONDS);
+        assertThat(four.whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.PARKED);
+            assertThat(r.getMessage()).isEqualTo("it is parked as if no registered worker could run it, but big could: the"
+                    + " worker shapes counted in Redis were out of date when a claim judged it (a worker registered by a"
+                    + " process of an older version?); the next registration of one of them brings it back");
+        });
+    }
+
+    @Test
     void withoutALeaderNothingIsDispatched() throws Exception {
         register("w1", Map.of(), 0, 1);
         submit(task("t1"));

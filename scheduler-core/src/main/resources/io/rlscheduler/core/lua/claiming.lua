@@ -32,9 +32,13 @@ local function claim_run(k_request, k_leader, a)
     return fmt(last_epoch)
   end
 
+  -- Set when parked tasks came back to the queue after the head was read (a recount of the shapes).
+  local refilled = false
+
   local function load_candidates()
     candidates = redis.call('ZRANGEBYSCORE', K_QUEUE, '-inf', CLAIMABLE_MAX, 'LIMIT', 0, scan_limit)
     left = #candidates
+    refilled = false
   end
 
   -- Whether a task that does not fit the worker at hand could run on any registered worker; the
@@ -53,15 +57,17 @@ local function claim_run(k_request, k_leader, a)
       shapes, rebuilt = registered_shapes()
       if rebuilt and unpark(shapes, 'the registered workers\' shapes were counted again', now_ms) > 0 then
         stale = true
+        refilled = true
       end
     end
     return fits_any(st, shapes)
   end
 
   local function claim_for(id, session)
-    if candidates ~= nil and left == 0 and #candidates < scan_limit then
+    if candidates ~= nil and left == 0 and #candidates < scan_limit and not refilled then
       -- The queue ran dry for the workers before this one: nothing to assign, so its record is not
-      -- even read (a round over many workers costs little once the work is handed out).
+      -- even read (a round over many workers costs little once the work is handed out). Unless
+      -- parked tasks came back to the queue since it was read (refilled).
       return {r = 'OK', tasks = {}}
     end
     local w = load_worker(id)

@@ -47,8 +47,11 @@ save_worker(w)
 redis.call('ZADD', K_LIVENESS, deadline, id)
 emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})
 local shape = shape_of(w)
-if not old_shape or old_shape ~= shape then
-  if old_shape then count_shape(old_shape, -1) end
+-- Counted again also when the shape did not change but is missing from the counts (a process of
+-- an older version registered it with another shape, or the counts were edited): the next claim
+-- then finds the totals off and counts them all again from the worker records.
+if old_shape ~= shape or redis.call('HEXISTS', K_SHAPES, shape) == 0 then
+  if old_shape and old_shape ~= shape then count_shape(old_shape, -1) end
   if count_shape(shape, 1) == 1 then
     out.unparked = unpark({decode_shape(shape)}, 'worker ' .. id .. ' registered, and it could run it', now_ms)
   end
