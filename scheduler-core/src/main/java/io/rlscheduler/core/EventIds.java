@@ -62,6 +62,15 @@ final class EventIds {
                 : new long[] {Long.parseUnsignedLong(entry.substring(0, dash)), Long.parseUnsignedLong(entry.substring(dash + 1))};
     }
 
+    /**
+     * Returns the first entry id after the entry a position is in ({@code ms-seq} + 1, as XREAD
+     * counts "after"), as an inclusive XRANGE start.
+     */
+    static String successor(String id) {
+        long[] e = entryOf(id);
+        return e[1] == -1L ? Long.toUnsignedString(e[0] + 1) + "-0" : Long.toUnsignedString(e[0]) + "-" + Long.toUnsignedString(e[1] + 1);
+    }
+
     /** Returns i of an event id {@code <entry id>#i}. */
     static int indexOf(String eventId) {
         return Integer.parseInt(eventId.substring(eventId.indexOf(SEPARATOR) + 1));

@@ -4,8 +4,10 @@ import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.StreamMessage;
+import io.lettuce.core.TransactionResult;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.List;
 import java.util.Map;
@@ -25,12 +27,15 @@ import org.slf4j.LoggerFactory;
  * <p><b>Gaps.</b> The stream is trimmed to about {@code eventStreamMaxLength} entries, oldest
  * first. A subscription that falls further behind than that (its connection to Redis away while
  * others keep writing, or a listener too slow for the rate of events) would resume after events it
- * never saw. So after every read that returned entries it asks for the stream's oldest entry (one
- * O(1) command): if that lies past the last event delivered, events in between were trimmed unread,
- * and the listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
- * delivered ({@code after}) and the oldest entry the stream held, or the first one read if that
- * is older ({@code next}: the events delivered go on from there); so too when an
- * entry of several events was trimmed after only some of them were delivered. Redis 6.2 keeps no
+ * never saw. So it reads in two steps: a blocking XREAD of one entry only waits for something to
+ * read; then one transaction (MULTI/EXEC: XRANGE of the stream's oldest entry, XRANGE of the next
+ * entries after the last event delivered, XLEN) reads the entries and what the stream holds at
+ * the same instant, so that trimming between the two cannot be mistaken for a loss. If the oldest
+ * entry lies past the last event delivered, events in between were trimmed unread, and the
+ * listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
+ * delivered ({@code after}) and the first entry read ({@code next}: the events delivered go on
+ * from there); so too when an entry of several events was trimmed after only some of them were
+ * delivered. While reads come back full, the next one skips the wait. Redis 6.2 keeps no
  * record of what it trimmed, so a gap event can be a false alarm: when exactly the last event
  * delivered, and nothing after it, was trimmed (the subscription was at the trimming edge); and
  * for a subscription from the stream's start, see {@link #trimmedUnread}. A listener that keeps
@@ -98,9 +103,31 @@ public final class EventSubscription implements AutoCloseable {
         return lastId;
     }
 
+    /** What one transaction read: the entries after a position, the stream's oldest entry (null when empty) and its length. */
+    private record Read(List<StreamMessage<String, String>> entries, String oldest, long length) {
+    }
+
+    /** Reads up to {@value #BATCH} entries after {@code after}, with the stream's oldest entry and length, in one transaction. */
+    private Read readAfter(String after) throws Exception {
+        RedisAsyncCommands<String, String> async = connection.async();
+        async.multi();
+        async.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
+        async.xrange(stream, Range.create(EventIds.successor(after), "+"), Limit.create(0, BATCH));
+        async.xlen(stream);
+        TransactionResult tx = async.exec().get(connection.getTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        if (tx.wasDiscarded() || tx.size() != 3) {
+            throw new IllegalStateException("the read transaction on " + stream + " was discarded");
+        }
+        List<StreamMessage<String, String>> first = tx.get(0);
+        List<StreamMessage<String, String>> entries = tx.get(1);
+        Long length = tx.get(2);
+        return new Read(entries, first.isEmpty() ? null : first.get(0).getId(), length);
+    }
+
     private void loop() {
         RedisCommands<String, String> redis = connection.sync();
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
+        boolean full = false; // the last read came back full: read on without waiting
         while (running) {
             try {
                 String after = lastId;
@@ -118,20 +145,20 @@ public final class EventSubscription implements AutoCloseable {
                     }
                     continue;
                 }
-                List<StreamMessage<String, String>> messages = redis.xread(
-                        XReadArgs.Builder.block(BLOCK_MILLIS).count(BATCH), XReadArgs.StreamOffset.from(stream, after));
+                if (!full && redis.xread(XReadArgs.Builder.block(BLOCK_MILLIS).count(1),
+                        XReadArgs.StreamOffset.from(stream, after)).isEmpty()) {
+                    continue; // nothing new yet
+                }
+                Read read = readAfter(after);
+                List<StreamMessage<String, String>> messages = read.entries();
+                full = messages.size() == BATCH;
                 if (!messages.isEmpty()) {
-                    List<StreamMessage<String, String>> first = redis.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
-                    // The read may have come before trimming got to its first entry: then that entry
-                    // is where the events delivered go on, and the gap can only lie before it.
-                    String read = messages.get(0).getId();
-                    String oldest = first.isEmpty() || EventIds.compareEntries(read, first.get(0).getId()) < 0
-                            ? read : first.get(0).getId();
-                    String lost = lostAfter != null ? lostAfter : trimmedUnread(redis, after, oldest) ? after : null;
+                    String next = messages.get(0).getId();
+                    String lost = lostAfter != null ? lostAfter : trimmedUnread(after, read) ? after : null;
                     if (lost != null) {
                         log.warn("events of stream {} after {} up to {} were trimmed before this subscription read them",
-                                stream, lost, oldest);
-                        if (!gap(lost, oldest)) {
+                                stream, lost, next);
+                        if (!gap(lost, next)) {
                             return;
                         }
                         lostAfter = null;
@@ -143,7 +170,10 @@ public final class EventSubscription implements AutoCloseable {
                     }
                 }
                 backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
-            } catch (RuntimeException e) {
+            } catch (Exception e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
                 if (!running) {
                     return;
                 }
@@ -201,7 +231,8 @@ public final class EventSubscription implements AutoCloseable {
 
     /**
      * Whether entries after {@code after} were trimmed before the read that just returned entries
-     * after it, given the oldest entry the stream held after that read. Trimming removes the
+     * after it, given the oldest entry and the length the stream had at that read (the same
+     * transaction). Trimming removes the
      * oldest entries first (and nothing here deletes others): if the oldest kept one lies past
      * the last event delivered, whatever lay between is gone. From the stream's start, the oldest
      * entry when the subscription began stands for the last delivered; when the stream was empty
@@ -209,11 +240,14 @@ public final class EventSubscription implements AutoCloseable {
      * subscription that waited through that many entries before its first read is told of a gap
      * that may not be one).
      */
-    private boolean trimmedUnread(RedisCommands<String, String> redis, String after, String oldest) {
-        if (!fromStart(after)) {
-            return EventIds.compareEntries(oldest, after) > 0;
+    private boolean trimmedUnread(String after, Read read) {
+        if (read.oldest() == null) {
+            return false;
         }
-        return startFloor != null ? EventIds.compareEntries(oldest, startFloor) > 0 : redis.xlen(stream) >= maxLength;
+        if (!fromStart(after)) {
+            return EventIds.compareEntries(read.oldest(), after) > 0;
+        }
+        return startFloor != null ? EventIds.compareEntries(read.oldest(), startFloor) > 0 : read.length() >= maxLength;
     }
 
     /**

@@ -11,8 +11,8 @@ public final class TaskEvent {
      * The type of the event a subscription delivers when events it had not read were trimmed from
      * the stream (see {@link EventSubscription}): its fields are {@code after}, the last event
      * delivered before (its stream id, which is also this event's), and {@code next}, the entry
-     * the events delivered go on from (the first the stream still held, or an older one read just
-     * before the trim reached it). Transitions between the two may be lost to the listener; a
+     * the events delivered go on from (the oldest the stream held at that read). Transitions
+     * between the two may be lost to the listener; a
      * listener that keeps state from events re-reads it from Redis.
      */
     public static final String GAP = "gap";

@@ -17,6 +17,16 @@ class EventIdsTest {
     }
 
     @Test
+    void theSuccessorIsTheFirstEntryIdAnXreadAfterThePositionWouldReturn() {
+        assertThat(EventIds.successor("0")).isEqualTo("0-1");
+        assertThat(EventIds.successor("5")).as("5 is 5-0").isEqualTo("5-1");
+        assertThat(EventIds.successor("5-3")).isEqualTo("5-4");
+        assertThat(EventIds.successor("5-3#2")).as("after the entry an event is in").isEqualTo("5-4");
+        assertThat(EventIds.successor("5-18446744073709551615")).as("the last sequence of a millisecond").isEqualTo("6-0");
+        assertThat(EventIds.successor("18446744073709551614-7")).isEqualTo("18446744073709551614-8");
+    }
+
+    @Test
     void anEventInsideAnEntryIsItsEntryAMillisecondAloneIsSequenceZeroAndZeroIsTheLeast() {
         assertThat(EventIds.compareEntries("7-3#2", "7-3")).isZero();
         assertThat(EventIds.compareEntries("7-3#2", "7-4")).isNegative();

@@ -236,6 +236,9 @@ class EventStreamIT {
             List<TaskEvent> events = new CopyOnWriteArrayList<>();
             EventSubscription subscription = reader.subscribe("$", events::add);
             try {
+                // Its blocking read waits in Redis already: the first entry written answers it, and
+                // the answer is held with the connection while the stream is trimmed past that entry.
+                await().atMost(Duration.ofSeconds(10)).until(() -> commands.clientList().contains("cmd=xread"));
                 proxy.blackhole();
                 for (int i = 0; i < 400; i++) {
                     join(writer.submit(task("filler-" + i, 0))); // one entry each
@@ -244,13 +247,11 @@ class EventStreamIT {
                 proxy.pass();
 
                 awaitEvents(events, "filler-399", 1);
+                // One gap, from the start to the oldest entry kept: the entry that answered the held
+                // read was trimmed before the events were read, and nothing before it was lost.
                 assertThat(events.get(0).getType()).isEqualTo(TaskEvent.GAP);
-                assertThat(events.get(0).getFields()).containsEntry("after", "0");
-                // The held read may have reached Redis, and been answered, before the stream was
-                // trimmed: then it goes on from an entry older than the oldest kept now.
-                String next = events.get(0).getFields().get("next");
-                assertThat(events.get(1).getStreamId()).isEqualTo(next);
-                assertThat(compareIds(next, oldest)).isLessThanOrEqualTo(0);
+                assertThat(events.get(0).getFields()).containsEntry("after", "0").containsEntry("next", oldest);
+                assertThat(events.get(1).getStreamId()).isEqualTo(oldest);
                 assertThat(events).filteredOn(e -> TaskEvent.GAP.equals(e.getType())).hasSize(1);
                 assertThat(ofTask(events, "filler-0")).as("trimmed").isEmpty();
             } finally {
