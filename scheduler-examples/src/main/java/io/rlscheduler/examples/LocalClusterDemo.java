@@ -3,8 +3,8 @@ package io.rlscheduler.examples;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
-import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.RunComparison;
+import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
@@ -92,11 +92,15 @@ public final class LocalClusterDemo {
                         }
                     }
                     // The sweep's question: which parameters did best? (master.compare puts runs side by side.)
-                    RunComparison sweep = master.compare(runs.stream().map(TaskHandle::getTaskId).toList());
-                    sweep.best("final_reward", true).ifPresent(best -> System.out.println("demo: best final reward "
-                            + best.getFinalMetrics().get("final_reward") + " with " + sweep.getVaryingParameters().stream()
-                            .map(p -> p + "=" + best.getParameters().get(p)).collect(Collectors.joining(" "))
-                            + " (" + best.getTaskId() + "); the same in all runs: " + sweep.getCommonParameters()));
+                    try {
+                        RunComparison sweep = master.compare(runs.stream().map(TaskHandle::getTaskId).toList());
+                        sweep.best("final_reward", true).ifPresent(best -> System.out.println("demo: best final reward "
+                                + best.getFinalMetrics().get("final_reward") + " with " + sweep.getVaryingParameters()
+                                .stream().map(p -> p + "=" + best.getParameters().get(p)).collect(Collectors.joining(" "))
+                                + " (" + best.getTaskId() + "); the same in all runs: " + sweep.getCommonParameters()));
+                    } catch (RuntimeException e) {
+                        System.out.println("demo: cannot compare the runs: " + e.getMessage());
+                    }
                 }
             }
         }

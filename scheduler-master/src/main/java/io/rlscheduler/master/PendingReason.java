@@ -34,7 +34,8 @@ public final class PendingReason {
         /**
          * It is parked, although live workers could run it: the counts of worker shapes in Redis
          * were out of date when a claim judged it (a worker registered by a process of an older
-         * version, or a hand edit). The next registration of one of those workers brings it back.
+         * version, or a hand edit). The next registration (a restart) of one of those workers brings
+         * it back, or deleting the {@code {ns}:shapes} key (the next claim counts them again).
          */
         PARKED,
         /** More tasks are ahead of it than a claim looks at ({@code claimScanLimit}): it waits for them to leave the queue. */
@@ -134,7 +135,8 @@ public final class PendingReason {
             return new PendingReason(id, Code.PARKED, "it is parked as if no registered worker could run it, but "
                     + describe(largeEnough, WorkerInfo::getWorkerId) + " could: the worker shapes counted in Redis were out"
                     + " of date when a claim judged it (a worker registered by a process of an older version?); the next"
-                    + " registration of one of them brings it back", queuePosition);
+                    + " registration (a restart) of one of them brings it back, or DEL of the namespace's shapes key",
+                    queuePosition);
         }
         if (queuePosition >= claimScanLimit) {
             return new PendingReason(id, Code.BEHIND_IN_QUEUE, queuePosition + " tasks are ahead of it in the queue, and a"

@@ -22,8 +22,12 @@ import java.util.TreeSet;
  * value of each key its script printed in {@code RLS_METRIC} lines), with the parameters that
  * differ between them picked out. A snapshot of the task records at the call. Immutable.
  *
- * <p>Parameters are equal when their JSON values are: numbers by value ({@code 500} equals
- * {@code 500.0}), text and booleans exactly. A parameter that some runs lack differs.
+ * <p>Parameters are equal when the script gets the same value: whole numbers by value, numbers
+ * with a fraction or exponent by value, text and booleans exactly; {@code 300} and {@code 300.0}
+ * differ (a script that reads the one as an integer fails on the other). A parameter that some
+ * runs lack differs. Values are what JSON gives: text, booleans, whole numbers as Integer or Long
+ * (whichever holds the value; read them through {@link Number}), other numbers as Double, and for
+ * metrics also lists and maps (unmodifiable).
  */
 public final class RunComparison {
 
@@ -53,7 +57,7 @@ public final class RunComparison {
         public TaskState getState() { return record.getState(); }
         /** Returns the script it ran. */
         public String getScript() { return script; }
-        /** Returns its parameters as submitted, in their order: text, booleans and numbers (Integer, Long or Double). */
+        /** Returns its parameters as submitted, in their order (value types: see the class comment). */
         public Map<String, Object> getParameters() { return parameters; }
         /** Returns its final metrics (empty while it runs, or when its script printed none). */
         public Map<String, Object> getFinalMetrics() { return finalMetrics; }
@@ -100,43 +104,86 @@ public final class RunComparison {
     /**
      * Builds a comparison of the given task records, in their order.
      *
-     * @throws SchedulerException if a record's spec cannot be read (not written by this library)
+     * @throws SchedulerException if a record's spec or final metrics are not a JSON object (not
+     *                            written by this library: a record edited by hand)
      */
     static RunComparison of(List<TaskRecord> records) {
         List<Run> runs = new ArrayList<>(records.size());
         for (TaskRecord record : records) {
-            Map<String, Object> spec;
-            try {
-                spec = record.getSpecJson() == null ? Map.of() : JSON.readValue(record.getSpecJson(), MAP);
-            } catch (IOException | RuntimeException e) {
-                throw new SchedulerException("task " + record.getTaskId() + ": its spec is not readable: " + e.getMessage(),
-                        false, e);
-            }
+            Map<String, Object> spec = object(record, "spec", record.getSpecJson());
             Map<String, Object> parameters = new LinkedHashMap<>();
             if (spec.get("parameters") instanceof Map<?, ?> given) {
-                given.forEach((k, v) -> parameters.put(String.valueOf(k), v));
+                given.forEach((k, v) -> parameters.put(String.valueOf(k), freeze(v)));
             }
             Map<String, Object> metrics = new LinkedHashMap<>();
-            String metricsJson = record.getFinalMetricsJson();
-            if (metricsJson != null && !metricsJson.isEmpty()) {
-                try {
-                    metrics.putAll(JSON.readValue(metricsJson, MAP));
-                } catch (IOException e) {
-                    throw new SchedulerException("task " + record.getTaskId() + ": its final metrics are not readable: "
-                            + e.getMessage(), false, e);
-                }
-            }
+            object(record, "final metrics", record.getFinalMetricsJson()).forEach((k, v) -> metrics.put(k, freeze(v)));
             runs.add(new Run(record, String.valueOf(spec.getOrDefault("script", "")), parameters, metrics));
         }
         return new RunComparison(runs);
     }
 
-    /** Whether two parameter or metric values are the same: numbers by value, anything else by equals. */
+    /** A JSON object of a record: empty for none. */
+    private static Map<String, Object> object(TaskRecord record, String what, String json) {
+        if (json == null || json.isEmpty()) {
+            return Map.of();
+        }
+        try {
+            Map<String, Object> value = JSON.readValue(json, MAP);
+            if (value == null) {
+                throw new IOException("null, not an object");
+            }
+            return value;
+        } catch (IOException | RuntimeException e) {
+            throw new SchedulerException("task " + record.getTaskId() + ": its " + what + " are not readable: "
+                    + e.getMessage(), false, e);
+        }
+    }
+
+    /** A JSON value with its lists and maps made unmodifiable, all the way down. */
+    private static Object freeze(Object value) {
+        if (value instanceof Map<?, ?> map) {
+            Map<String, Object> copy = new LinkedHashMap<>();
+            map.forEach((k, v) -> copy.put(String.valueOf(k), freeze(v)));
+            return Collections.unmodifiableMap(copy);
+        }
+        if (value instanceof List<?> list) {
+            List<Object> copy = new ArrayList<>(list.size());
+            list.forEach(v -> copy.add(freeze(v)));
+            return Collections.unmodifiableList(copy);
+        }
+        return value;
+    }
+
+    private static boolean integral(Object n) {
+        return n instanceof Integer || n instanceof Long || n instanceof java.math.BigInteger || n instanceof Short
+                || n instanceof Byte;
+    }
+
+    /**
+     * Whether two parameter values are the same for a script: whole numbers by value, other
+     * numbers by value (as Double.compare: -0.0 is not 0.0), a whole number never the same as
+     * one with a fraction or exponent, anything else by equals.
+     */
     private static boolean same(Object a, Object b) {
         if (a instanceof Number x && b instanceof Number y) {
-            return decimal(x).compareTo(decimal(y)) == 0;
+            if (integral(x) && integral(y)) {
+                return new BigDecimal(x.toString()).compareTo(new BigDecimal(y.toString())) == 0;
+            }
+            return !integral(x) && !integral(y) && Double.compare(x.doubleValue(), y.doubleValue()) == 0;
         }
         return Objects.equals(a, b);
+    }
+
+    /** Orders two metric values (NaN is never passed): exactly when both are finite, else as doubles. */
+    private static int compareNumbers(Number a, Number b) {
+        if (finite(a) && finite(b)) {
+            return decimal(a).compareTo(decimal(b));
+        }
+        return Double.compare(a.doubleValue(), b.doubleValue());
+    }
+
+    private static boolean finite(Number n) {
+        return !(n instanceof Double || n instanceof Float) || Double.isFinite(n.doubleValue());
     }
 
     private static BigDecimal decimal(Number n) {
@@ -158,19 +205,19 @@ public final class RunComparison {
     /**
      * Returns the run with the best numeric value of a final metric: the highest, or the lowest
      * when {@code higherIsBetter} is false; among equals, the first in order. Runs that did not
-     * report it as a number are left out; empty when none did.
+     * report it as a number (or reported NaN) are left out; empty when none did. A value too large
+     * for a double counts as infinite.
      */
     public Optional<Run> best(String metric, boolean higherIsBetter) {
         Objects.requireNonNull(metric, "metric");
         Run best = null;
-        BigDecimal bestValue = null;
+        Number bestValue = null;
         for (Run r : runs) {
-            if (r.finalMetrics.get(metric) instanceof Number n) {
-                BigDecimal v = decimal(n);
-                int c = bestValue == null ? 1 : v.compareTo(bestValue);
-                if (higherIsBetter ? c > 0 : (bestValue == null || c < 0)) {
+            if (r.finalMetrics.get(metric) instanceof Number n && !Double.isNaN(n.doubleValue())) {
+                int c = bestValue == null ? 0 : compareNumbers(n, bestValue);
+                if (bestValue == null || (higherIsBetter ? c > 0 : c < 0)) {
                     best = r;
-                    bestValue = v;
+                    bestValue = n;
                 }
             }
         }
@@ -187,20 +234,21 @@ public final class RunComparison {
         if (scriptsDiffer) {
             header.add("script");
         }
-        header.addAll(varyingParameters);
-        header.addAll(metricNames);
+        varyingParameters.forEach(p -> header.add(oneLine(p)));
+        metricNames.forEach(m -> header.add(oneLine(m)));
         List<List<String>> rows = new ArrayList<>();
         rows.add(header);
         for (Run r : runs) {
             List<String> row = new ArrayList<>(List.of(r.getTaskId(), r.getState().name()));
             if (scriptsDiffer) {
-                row.add(r.script);
+                row.add(oneLine(r.script));
             }
             varyingParameters.forEach(p -> row.add(text(r.parameters, p)));
             metricNames.forEach(m -> row.add(text(r.finalMetrics, m)));
             rows.add(row);
         }
         int[] widths = new int[header.size()];
+        java.util.Arrays.fill(widths, 1);
         for (List<String> row : rows) {
             for (int i = 0; i < row.size(); i++) {
                 widths[i] = Math.max(widths[i], row.get(i).length());
@@ -209,10 +257,10 @@ public final class RunComparison {
         StringBuilder out = new StringBuilder();
         out.append(runs.size()).append(runs.size() == 1 ? " run" : " runs");
         if (!scriptsDiffer) {
-            out.append(" of ").append(runs.get(0).script);
+            out.append(" of ").append(oneLine(runs.get(0).script));
         }
         out.append("; the same in all: ").append(commonParameters.isEmpty() ? "(no parameter)" : commonParameters.entrySet()
-                .stream().map(e -> e.getKey() + "=" + e.getValue()).reduce((a, b) -> a + ", " + b).orElse("")).append('\n');
+                .stream().map(e -> e.getKey() + "=" + oneLine(String.valueOf(e.getValue()))).reduce((a, b) -> a + ", " + b).orElse("")).append('\n');
         for (List<String> row : rows) {
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < row.size(); i++) {
@@ -224,7 +272,12 @@ public final class RunComparison {
     }
 
     private static String text(Map<String, Object> values, String name) {
-        return values.containsKey(name) ? String.valueOf(values.get(name)) : "-";
+        return values.containsKey(name) ? oneLine(String.valueOf(values.get(name))) : "-";
+    }
+
+    /** Text for one cell: line breaks and tabs written as escapes, so a row stays one line. */
+    private static String oneLine(String text) {
+        return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t");
     }
 
     @Override

@@ -75,7 +75,7 @@ class CompareRunsIT {
     void runsSideBySideWithTheParametersThatDifferPickedOut() throws Exception {
         master.submit(TaskSpec.python("train.py").taskId("run-a").param("algo", "q-learning").param("lr", 0.1)
                 .param("episodes", 300L).build());
-        // 300.0 is the same value as 300: a number compares by value.
+        // 300.0 is not the same parameter as 300: the script gets "300.0", which int() refuses.
         master.submit(TaskSpec.python("train.py").taskId("run-b").param("algo", "q-learning").param("lr", 0.05)
                 .param("episodes", 300.0).build());
         master.submit(TaskSpec.python("train.py").taskId("run-c").param("algo", "policy-gradient").param("lr", 0.1)
@@ -90,8 +90,8 @@ class CompareRunsIT {
         assertThat(c.getRuns()).extracting(RunComparison.Run::getTaskId).containsExactly("run-b", "run-a", "run-c", "run-d");
         assertThat(c.getRuns()).extracting(RunComparison.Run::getState)
                 .containsExactly(TaskState.SUCCEEDED, TaskState.SUCCEEDED, TaskState.FAILED, TaskState.QUEUED);
-        assertThat(c.getCommonParameters()).containsOnlyKeys("episodes");
-        assertThat(c.getVaryingParameters()).containsExactly("algo", "baseline", "lr");
+        assertThat(c.getCommonParameters()).isEmpty();
+        assertThat(c.getVaryingParameters()).containsExactly("algo", "baseline", "episodes", "lr");
         assertThat(c.getMetricNames()).containsExactly("episode", "final_reward");
         assertThat(c.getRuns().get(1).getParameters()).containsExactly(Map.entry("algo", "q-learning"),
                 Map.entry("lr", 0.1), Map.entry("episodes", 300));
@@ -102,13 +102,40 @@ class CompareRunsIT {
                 .isEqualTo("run-b");
         assertThat(c.best("no-such-metric", true)).isEmpty();
         assertThat(c.toTable()).isEqualTo("""
-                4 runs of train.py; the same in all: episodes=300.0
-                task   state      algo             baseline  lr    episode  final_reward
-                run-b  SUCCEEDED  q-learning       -         0.05  300      195.0
-                run-a  SUCCEEDED  q-learning       -         0.1   300      150.5
-                run-c  FAILED     policy-gradient  true      0.1   12       -
-                run-d  QUEUED     q-learning       -         0.2   -        -
+                4 runs of train.py; the same in all: (no parameter)
+                task   state      algo             baseline  episodes  lr    episode  final_reward
+                run-b  SUCCEEDED  q-learning       -         300.0     0.05  300      195.0
+                run-a  SUCCEEDED  q-learning       -         300       0.1   300      150.5
+                run-c  FAILED     policy-gradient  true      300       0.1   12       -
+                run-d  QUEUED     q-learning       -         300       0.2   -        -
                 """);
+        // Runs a to c agree on episodes (300, 300 as a long and as an int are one value).
+        assertThat(master.compare("run-a", "run-c", "run-d").getCommonParameters()).containsExactly(Map.entry("episodes", 300));
+    }
+
+    @Test
+    void oddMetricsNeitherBreakTheTableNorTheBestRun() throws Exception {
+        for (String id : List.of("odd-1", "odd-2", "odd-3")) {
+            master.submit(TaskSpec.python("train.py").taskId(id).build());
+        }
+        // 1e400 is beyond a double (infinite); "" is a metric name a script may print (with an
+        // empty value: a column of width 0 before); a text value with a line break; a list.
+        run("odd-1", TaskState.SUCCEEDED, 0, "{\"loss\":1e400,\"\":\"\",\"note\":\"two\\nlines\",\"curve\":[1,2]}");
+        run("odd-2", TaskState.SUCCEEDED, 0, "{\"loss\":0.5,\"\":\"\"}");
+        run("odd-3", TaskState.SUCCEEDED, 0, "{\"loss\":-1e400}");
+        RunComparison c = master.compare("odd-1", "odd-2", "odd-3");
+        assertThat(c.best("loss", true)).get().extracting(RunComparison.Run::getTaskId).isEqualTo("odd-1");
+        assertThat(c.best("loss", false)).get().extracting(RunComparison.Run::getTaskId).isEqualTo("odd-3");
+        assertThat(c.toTable()).isEqualTo("""
+                3 runs of train.py; the same in all: (no parameter)
+                task   state         curve   loss       note
+                odd-1  SUCCEEDED     [1, 2]  Infinity   two\\nlines
+                odd-2  SUCCEEDED     -       0.5        -
+                odd-3  SUCCEEDED  -  -       -Infinity  -
+                """);
+        Object curve = c.getRuns().get(0).getFinalMetrics().get("curve");
+        assertThat(curve).isInstanceOf(List.class);
+        assertThatThrownBy(() -> ((List<Object>) curve).add(3)).isInstanceOf(UnsupportedOperationException.class);
     }
 
     @Test

@@ -177,7 +177,8 @@ class WhyPendingIT {
             assertThat(r.getCode()).isEqualTo(Code.PARKED);
             assertThat(r.getMessage()).isEqualTo("it is parked as if no registered worker could run it, but big could: the"
                     + " worker shapes counted in Redis were out of date when a claim judged it (a worker registered by a"
-                    + " process of an older version?); the next registration of one of them brings it back");
+                    + " process of an older version?); the next registration (a restart) of one of them brings it back,"
+                    + " or DEL of the namespace's shapes key");
         });
     }
 
