@@ -56,7 +56,7 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript WORKERS = LuaScript.load("workers");
     private static final LuaScript LEADER = LuaScript.load("leader");
     private static final LuaScript REMOVE_WORKER = LuaScript.load("remove_worker");
-    /** Queue scores from here up are parked tasks' (lib.lua): no registered worker could run them. */
+    /** Queue scores from here up are parked tasks' (parking.lua): no registered worker could run them. */
     private static final String PARKED_MIN = "1000000000000000";
 
     /**

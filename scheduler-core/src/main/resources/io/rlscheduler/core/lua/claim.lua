@@ -16,7 +16,7 @@
 --       epoch, then 2 per worker: worker id, session id
 -- Returns JSON: {r="OK", workers=[{r="OK", tasks=[{id, epoch, attempt, cpu, mem, gpu_ids, spec}]}
 --                 or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session} / {r="NOT_LIVE"}, one per
---                 worker in order], queued=<claimable tasks left in the queue: parked ones (lib.lua) not counted>}
+--                 worker in order], queued=<claimable tasks left in the queue: parked ones (parking.lua) not counted>}
 --            or {r="NOT_LEADER"}
--- libraries: claiming
+-- libraries: parking, claiming
 return claim_run(KEYS[CORE_KEYS + 1], KEYS[CORE_KEYS + 2], 1)

@@ -43,7 +43,7 @@ local function claim_run(k_request, k_leader, a)
 
   -- Whether a task that does not fit the worker at hand could run on any registered worker; the
   -- shapes are read once per run, and only when some task did not fit. A task that could not is
-  -- parked (lib.lua), so that it no longer takes one of the scan_limit places.
+  -- parked (parking.lua), so that it no longer takes one of the scan_limit places.
   local shapes, own_shape = nil, {}
   local function runnable_anywhere(st, w)
     local own = own_shape[w.id]

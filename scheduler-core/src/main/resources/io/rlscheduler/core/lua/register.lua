@@ -5,10 +5,11 @@
 -- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] worker id  [2] session id  [3] labels JSON object  [4] cpu slots  [5] memory bytes
 --       [6] GPU ids, comma-separated  [7] liveness lease ms  [8] events max length
--- A worker whose shape (what it has in all, and its labels: lib.lua's shape_of) no registered
--- worker had brings back the parked tasks that fit it (lib.lua's unpark).
+-- A worker whose shape (what it has in all, and its labels: parking.lua's shape_of) no registered
+-- worker had brings back the parked tasks that fit it (parking.lua's unpark).
 -- Returns JSON: {r="OK", requeued=[task ids], failed=[task ids], cancelled=[task ids], deadline=ms,
 --               unparked=n}
+-- libraries: parking
 EVENTS_MAXLEN = ARGV[8]
 local id, session = ARGV[1], ARGV[2]
 local now_ms = now_parts()

@@ -8,6 +8,7 @@
 -- ARGV: [1] worker id  [2] events max length
 -- Returns JSON: {r="REMOVED"} | {r="UNKNOWN_WORKER"} | {r="LIVE", deadline=ms}
 --             | {r="HOLDS_TASKS", tasks=[task ids]}
+-- libraries: parking
 EVENTS_MAXLEN = ARGV[2]
 local id = ARGV[1]
 local w = load_worker(id)

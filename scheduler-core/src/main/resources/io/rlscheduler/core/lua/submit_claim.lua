@@ -11,7 +11,7 @@
 -- ARGV: [1] events max length, [2..12] the submission as submit.lua takes it (11 arguments), then
 --       [13..] the claim's arguments as claim.lua takes them (7, then 2 per worker)
 -- Returns JSON {"submit": <submit.lua's answer for the submission>, "claim": <claim.lua's answer>}
--- libraries: submitting, claiming
+-- libraries: submitting, parking, claiming
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 local submitted

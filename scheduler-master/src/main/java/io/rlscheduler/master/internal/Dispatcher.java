@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * says work arrived (a submission, a re-queue, or a QUEUED event from the event stream, which also
  * covers other masters). The backstop, {@link #backstop()}, checks the queue's length with one
  * command in case a signal was missed (an event trimmed from the stream while disconnected).
- * Parked tasks (lib.lua: no registered worker could run them) count as none: claims do not see
+ * Parked tasks (parking.lua: no registered worker could run them) count as none: claims do not see
  * them. A claim that parks tasks publishes a QUEUED event for each (via "park"), which signals
  * work as any QUEUED event does, so that rounds go on past a head of the queue made of such tasks;
  * so does a worker registration that brings parked tasks back (via "unpark").
