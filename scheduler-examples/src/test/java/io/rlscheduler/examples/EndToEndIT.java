@@ -7,6 +7,7 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.MetricPoint;
 import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
@@ -56,6 +57,34 @@ class EndToEndIT {
 
     private TaskResult result(TaskHandle run) throws Exception {
         return run.result().get(60, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void metricsOfARunAreFollowedAsItPrintsThemAndTheLastIsItsFinalMetrics() throws Exception {
+        cluster.worker("w1", 0);
+        TaskHandle run = cluster.master.submit(TaskSpec.python("train.py").taskId("curve-1")
+                .param("algo", "q-learning").param("episodes", 40L).param("seed", 3L).gpus(1).build());
+        List<MetricPoint> points = new CopyOnWriteArrayList<>();
+        try (LogFollow follow = run.followMetrics(points::add)) {
+            assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
+            LogRecord end = follow.whenEnded().get(20, TimeUnit.SECONDS);
+            assertThat(end.isComplete()).isTrue();
+        }
+        // One point per episode (40 episodes: one in each), then the final one; the progress lines
+        // between them are not metrics.
+        assertThat(points).hasSize(41);
+        assertThat(points).extracting(p -> p.get("episode")).startsWith(1, 2, 3).contains(40);
+        assertThat(points).allSatisfy(p -> {
+            assertThat(p.getTaskId()).isEqualTo("curve-1");
+            assertThat(p.getAttempt()).isEqualTo(1);
+        });
+        assertThat(points).extracting(MetricPoint::getSequence).isSorted().doesNotHaveDuplicates();
+        MetricPoint last = points.get(points.size() - 1);
+        assertThat(last.get("final")).isEqualTo(true);
+        assertThat(((Number) last.get("final_reward")).doubleValue())
+                .isEqualTo(((Number) run.result().get().getFinalMetrics().get("final_reward")).doubleValue());
+        assertThat(List.copyOf(Files.readAllLines(cluster.logFile("curve-1")))).filteredOn(l -> l.startsWith("RLS_METRIC "))
+                .hasSize(41);
     }
 
     @Test

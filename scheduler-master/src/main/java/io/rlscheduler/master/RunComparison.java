@@ -140,7 +140,7 @@ public final class RunComparison {
     }
 
     /** A JSON value with its lists and maps made unmodifiable, all the way down. */
-    private static Object freeze(Object value) {
+    static Object freeze(Object value) {
         if (value instanceof Map<?, ?> map) {
             Map<String, Object> copy = new LinkedHashMap<>();
             map.forEach((k, v) -> copy.put(String.valueOf(k), freeze(v)));

@@ -5,6 +5,7 @@ import io.rlscheduler.core.CancelStatus;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -82,6 +83,27 @@ public final class TaskHandle {
      */
     public LogFollow followLogs(Consumer<LogRecord> consumer) {
         return master.followLogs(taskId, consumer);
+    }
+
+    /**
+     * Follows the metrics the task prints: each line {@code RLS_METRIC {json object}} of its log
+     * (every attempt's, in order: those written so far, then new ones as they are written), as a
+     * {@link MetricPoint}; other lines are skipped. A learning curve as it grows, for a dashboard or
+     * a notebook; the task's final metrics (the latest value of each name) are in its result. It
+     * is a {@link #followLogs} that keeps the metrics lines: it ends as that does, and its
+     * {@link LogFollow#whenEnded()} says how.
+     *
+     * @param consumer receives the points, on the log manager's delivery thread; must not block long
+     * @return the follow; close it to stop early
+     */
+    public LogFollow followMetrics(Consumer<MetricPoint> consumer) {
+        Objects.requireNonNull(consumer, "consumer");
+        return master.followLogs(taskId, record -> {
+            MetricPoint point = MetricPoint.of(record);
+            if (point != null) {
+                consumer.accept(point);
+            }
+        });
     }
 
     /**
