@@ -23,10 +23,15 @@ public final class HealthSnapshot {
     private final long tasksDispatched;
     private final long reaperPasses;
     private final long eventGaps;
+    private final int logWriteBacklog;
+    private final int logSyncBacklog;
+    private final int openLogFiles;
+    private final int logFollowers;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
-                   long dispatchRounds, long tasksDispatched, long reaperPasses, long eventGaps) {
+                   long dispatchRounds, long tasksDispatched, long reaperPasses, long eventGaps, int logWriteBacklog,
+                   int logSyncBacklog, int openLogFiles, int logFollowers) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -46,6 +51,10 @@ public final class HealthSnapshot {
         this.tasksDispatched = tasksDispatched;
         this.reaperPasses = reaperPasses;
         this.eventGaps = eventGaps;
+        this.logWriteBacklog = logWriteBacklog;
+        this.logSyncBacklog = logSyncBacklog;
+        this.openLogFiles = openLogFiles;
+        this.logFollowers = logFollowers;
     }
 
     /** Returns this master's id. */
@@ -88,6 +97,21 @@ public final class HealthSnapshot {
      * event thread (a task listener that blocks) or its connection to Redis.
      */
     public long getEventGaps() { return eventGaps; }
+    /**
+     * Returns the log writes waiting for the log I/O threads (batches of lines, starts, ends,
+     * follower attaches queued, not yet begun). Near zero in health; a number that keeps growing
+     * means the log disk or threads cannot keep up, and the lines wait in the master's memory.
+     */
+    public int getLogWriteBacklog() { return logWriteBacklog; }
+    /**
+     * Returns the ended log files waiting to be forced to disk (queued, not yet begun). Their
+     * followers get END_OF_STREAM only once forced; a growing number means a slow disk.
+     */
+    public int getLogSyncBacklog() { return logSyncBacklog; }
+    /** Returns the log files open for appending (at most the log manager's open-file limit, 256). */
+    public int getOpenLogFiles() { return openLogFiles; }
+    /** Returns the live log follows (followLogs and followMetrics calls not ended). */
+    public int getLogFollowers() { return logFollowers; }
 
     @Override
     public String toString() {
@@ -96,6 +120,8 @@ public final class HealthSnapshot {
                 + ", assigned=" + assignedTasks
                 + ", running=" + runningTasks + ", eventLoops=" + eventLoops + ", pendingEventLoopTasks="
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
-                + ", reaperPasses=" + reaperPasses + ", eventGaps=" + eventGaps + '}';
+                + ", reaperPasses=" + reaperPasses + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
+                + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
+                + '}';
     }
 }

@@ -537,7 +537,7 @@ public final class SchedulerMaster implements AutoCloseable {
         watcher.removeListener(listener);
     }
 
-    /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher and event-stream figures. */
+    /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher, event-stream and log figures. */
     public HealthSnapshot health() {
         requireRunning();
         CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
@@ -557,9 +557,11 @@ public final class SchedulerMaster implements AutoCloseable {
                 pending += single.pendingTasks();
             }
         }
+        TaskLogManager.Load load = logs.load();
         return new HealthSnapshot(masterId, isLeader(), transport.toString(), registry.size(), byState, await(queue),
                 await(parked), await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
-                dispatcher.getSent(), reaperPasses.get(), watcher.getGaps());
+                dispatcher.getSent(), reaperPasses.get(), watcher.getGaps(), load.writeBacklog(), load.syncBacklog(),
+                load.openFiles(), load.followers());
     }
 
     CancelResult cancel(String taskId) {

@@ -722,6 +722,33 @@ public final class TaskLogManager implements AutoCloseable {
         return openFiles.get();
     }
 
+    /**
+     * The manager's load at one moment, for health figures.
+     *
+     * @param writeBacklog operations (batches, starts, ends, follower attaches) queued on the I/O
+     *                     threads, not yet begun: a backlog that grows means the disk or the
+     *                     threads cannot keep up, and the lines wait in memory
+     * @param syncBacklog  ended files queued for forcing to disk, not yet begun: their followers
+     *                     wait for their END_OF_STREAM meanwhile
+     * @param openFiles    files open for appending
+     * @param followers    live follows
+     */
+    public record Load(int writeBacklog, int syncBacklog, int openFiles, int followers) {
+    }
+
+    /** Returns the manager's load now (each figure read on its own, without a lock). */
+    public Load load() {
+        int write = 0;
+        for (Stripe stripe : stripes) {
+            write += stripe.executor.getQueue().size();
+        }
+        int sync = 0;
+        for (ThreadPoolExecutor syncer : syncers) {
+            sync += syncer.getQueue().size();
+        }
+        return new Load(write, sync, openFiles.get(), followers.size());
+    }
+
     // ---- called by followers -------------------------------------------------------------------
 
     /** Asks the task's I/O thread to attach a follower at the file's current end. */

@@ -121,6 +121,32 @@ class TaskLogSyncTest {
     }
 
     @Test
+    void theLoadCountsForcesWaitingOpenFilesAndFollowers() throws Exception {
+        start(1, 64); // one I/O thread, one sync thread
+        for (String id : List.of("t1", "t2", "t3")) {
+            await(logs.open(id, "tr", 7, 1));
+            await(logs.append(id, 7, lines(1, 2)));
+        }
+        assertThat(logs.load()).isEqualTo(new TaskLogManager.Load(0, 0, 3, 0));
+        LogFollow follow = logs.follow("t3", new Recorder());
+        assertThat(logs.load().followers()).isEqualTo(1);
+
+        // t1's force holds the one sync thread: t2's waits in its queue.
+        logs.complete("t1", 7, 2, "SUCCEEDED");
+        assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
+        logs.complete("t2", 7, 2, "SUCCEEDED");
+        await().atMost(WAIT).until(() -> logs.load().syncBacklog() == 1);
+        assertThat(logs.load().openFiles()).isEqualTo(1);
+
+        forcer.release();
+        await().atMost(WAIT).until(() -> logs.load().syncBacklog() == 0 && forcer.forced.size() == 2);
+        follow.close();
+        LogFixtures.await(follow.whenEnded());
+        await().atMost(WAIT).until(() -> logs.load().followers() == 0);
+        assertThat(logs.load().writeBacklog()).isZero();
+    }
+
+    @Test
     void aFollowerOfALaterAttemptDoesNotWaitForTheEarlierAttemptsForce() throws Exception {
         start(1, 64);
         await(logs.open("t1", "tr", 7, 1));
