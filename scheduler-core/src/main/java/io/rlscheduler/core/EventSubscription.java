@@ -114,7 +114,8 @@ public final class EventSubscription implements AutoCloseable {
         async.xrange(stream, Range.create("-", "+"), Limit.create(0, 1));
         async.xrange(stream, Range.create(EventIds.successor(after), "+"), Limit.create(0, BATCH));
         async.xlen(stream);
-        TransactionResult tx = async.exec().get(connection.getTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        long timeout = connection.getTimeout().toMillis(); // 0 or less: no timeout, as Lettuce's sync API reads it
+        TransactionResult tx = timeout > 0 ? async.exec().get(timeout, TimeUnit.MILLISECONDS) : async.exec().get();
         if (tx.wasDiscarded() || tx.size() != 3) {
             throw new IllegalStateException("the read transaction on " + stream + " was discarded");
         }
@@ -171,11 +172,14 @@ public final class EventSubscription implements AutoCloseable {
                 }
                 backoffNanos = TimeUnit.MILLISECONDS.toNanos(10);
             } catch (Exception e) {
-                if (e instanceof InterruptedException) {
-                    Thread.currentThread().interrupt();
-                }
+                // An interrupt from outside (close() does not interrupt) must neither stop the
+                // subscription silently nor, left set, make every later call fail at once: cleared.
+                boolean interrupted = Thread.interrupted() || e instanceof InterruptedException;
                 if (!running) {
                     return;
+                }
+                if (interrupted) {
+                    log.warn("the event thread of {} was interrupted; the subscription goes on", stream);
                 }
                 log.warn("reading events from {} failed ({}); retrying after {} ms", stream, e.toString(),
                         TimeUnit.NANOSECONDS.toMillis(backoffNanos));

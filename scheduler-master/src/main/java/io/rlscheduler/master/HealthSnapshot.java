@@ -98,8 +98,8 @@ public final class HealthSnapshot {
      */
     public long getEventGaps() { return eventGaps; }
     /**
-     * Returns the log writes waiting for the log I/O threads (batches of lines, starts, ends,
-     * follower attaches queued, not yet begun). Near zero in health; a number that keeps growing
+     * Returns the jobs waiting for the log I/O threads (batches of lines, attempt starts and ends,
+     * follower attaches and detaches, record look-ups' answers: queued, not yet begun). Near zero in health; a number that keeps growing
      * means the log disk or threads cannot keep up, and the lines wait in the master's memory.
      */
     public int getLogWriteBacklog() { return logWriteBacklog; }
@@ -108,7 +108,7 @@ public final class HealthSnapshot {
      * followers get END_OF_STREAM only once forced; a growing number means a slow disk.
      */
     public int getLogSyncBacklog() { return logSyncBacklog; }
-    /** Returns the log files open for appending (at most the log manager's open-file limit, 256). */
+    /** Returns the log files open for appending (about the log manager's open-file limit at most, by default 256). */
     public int getOpenLogFiles() { return openLogFiles; }
     /** Returns the live log follows (followLogs and followMetrics calls not ended). */
     public int getLogFollowers() { return logFollowers; }

@@ -11,7 +11,9 @@ import java.util.Objects;
  * One metrics line of a task's output, from {@link TaskHandle#followMetrics}: a line
  * {@code RLS_METRIC {json object}} that the script printed (on stdout or stderr), with the attempt
  * and the line's sequence number in it. The values are the object's, in its order: text, booleans,
- * whole numbers as Integer or Long, other numbers as Double, lists and maps (unmodifiable).
+ * whole numbers as Integer, Long or (beyond a long) BigInteger, other numbers as Double, lists and
+ * maps (unmodifiable). A line whose JSON holds NaN or Infinity (Python's {@code json.dumps}
+ * default for them) is not valid JSON and is skipped, as the worker skips it for final metrics.
  * Immutable.
  */
 public final class MetricPoint {
