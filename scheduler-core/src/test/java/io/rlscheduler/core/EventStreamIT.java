@@ -81,6 +81,32 @@ class EventStreamIT {
     }
 
     @Test
+    void aClientWithoutACommandTimeoutReadsAndAnInterruptDoesNotStopTheSubscription(TestRedis redis, RedisNamespace ns) {
+        // A RedisURI timeout of 0: Lettuce's sync API waits without a limit, and so must the read.
+        RedisClient untimed = RedisClient.create(io.lettuce.core.RedisURI.builder().withHost(redis.getHost())
+                .withPort(redis.getPort()).withTimeout(Duration.ZERO).build());
+        LeaseCore reader = LeaseCore.create(untimed, core.getOptions());
+        try {
+            List<TaskEvent> events = new CopyOnWriteArrayList<>();
+            EventSubscription s = reader.subscribe("$", events::add);
+            subscriptions.add(s);
+            join(core.submit(task("before-interrupt", 0)));
+            awaitEvents(events, "before-interrupt", 1);
+            Thread thread = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().equals("rls-events-" + ns.hashTag() + ":events")).findFirst().orElseThrow();
+            thread.interrupt();
+            join(core.submit(task("after-interrupt", 0)));
+            awaitEvents(events, "after-interrupt", 1);
+            assertThat(thread.isAlive()).isTrue();
+        } finally {
+            subscriptions.forEach(EventSubscription::close);
+            subscriptions.clear();
+            reader.close();
+            untimed.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
     void subscriberSeesEveryTransitionOfALifecycleInOrderWithItsEpoch() {
         List<TaskEvent> events = new CopyOnWriteArrayList<>();
         subscribe("0", events);
