@@ -22,6 +22,7 @@ public final class HealthSnapshot {
     private final long dispatchRounds;
     private final long tasksDispatched;
     private final long reaperPasses;
+    private final long reaperFailures;
     private final long eventGaps;
     private final int logWriteBacklog;
     private final int logSyncBacklog;
@@ -30,7 +31,7 @@ public final class HealthSnapshot {
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
-                   long dispatchRounds, long tasksDispatched, long reaperPasses, long eventGaps, int logWriteBacklog,
+                   long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers) {
         this.masterId = masterId;
         this.leader = leader;
@@ -50,6 +51,7 @@ public final class HealthSnapshot {
         this.dispatchRounds = dispatchRounds;
         this.tasksDispatched = tasksDispatched;
         this.reaperPasses = reaperPasses;
+        this.reaperFailures = reaperFailures;
         this.eventGaps = eventGaps;
         this.logWriteBacklog = logWriteBacklog;
         this.logSyncBacklog = logSyncBacklog;
@@ -88,8 +90,13 @@ public final class HealthSnapshot {
     public long getDispatchRounds() { return dispatchRounds; }
     /** Returns how many assignments were sent to workers since start. */
     public long getTasksDispatched() { return tasksDispatched; }
-    /** Returns how many reaper passes ran since start. */
+    /** Returns how many reaper passes ran since start, failed ones included. */
     public long getReaperPasses() { return reaperPasses; }
+    /**
+     * Returns how many reaper passes failed since start (Redis unreachable or too slow; each is
+     * logged). While they fail, expired leases are not taken back: tasks of dead workers wait.
+     */
+    public long getReaperFailures() { return reaperFailures; }
     /**
      * Returns how many times since start this master found task events trimmed from the stream
      * before it read them (it then re-read the tasks it waits on; see operations.md, failure
@@ -120,7 +127,7 @@ public final class HealthSnapshot {
                 + ", assigned=" + assignedTasks
                 + ", running=" + runningTasks + ", eventLoops=" + eventLoops + ", pendingEventLoopTasks="
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
-                + ", reaperPasses=" + reaperPasses + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
+                + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
                 + '}';
     }

@@ -125,6 +125,7 @@ public final class SchedulerMaster implements AutoCloseable {
     private final WorkerRegistry registry = new WorkerRegistry();
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicLong reaperPasses = new AtomicLong();
+    private final AtomicLong reaperFailures = new AtomicLong();
     private volatile LeaderStatus leadership;
     private volatile long leadershipRenewedNanos;
     private String advertisedAddress;
@@ -289,6 +290,7 @@ public final class SchedulerMaster implements AutoCloseable {
         core.reap(leader).whenComplete((result, error) -> {
             reaperPasses.incrementAndGet();
             if (error != null) {
+                reaperFailures.incrementAndGet();
                 log.warn("reaper pass failed: {}", error.toString());
                 return;
             }
@@ -560,7 +562,7 @@ public final class SchedulerMaster implements AutoCloseable {
         TaskLogManager.Load load = logs.load();
         return new HealthSnapshot(masterId, isLeader(), transport.toString(), registry.size(), byState, await(queue),
                 await(parked), await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
-                dispatcher.getSent(), reaperPasses.get(), watcher.getGaps(), load.writeBacklog(), load.syncBacklog(),
+                dispatcher.getSent(), reaperPasses.get(), reaperFailures.get(), watcher.getGaps(), load.writeBacklog(), load.syncBacklog(),
                 load.openFiles(), load.followers());
     }
 

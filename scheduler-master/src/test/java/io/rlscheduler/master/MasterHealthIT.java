@@ -2,9 +2,11 @@ package io.rlscheduler.master;
 
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.testkit.FaultProxy;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
+import io.lettuce.core.RedisURI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,6 +46,30 @@ class MasterHealthIT {
             assertThat(health.toString()).contains("logFollowers=1", "parked=0");
             follow.close();
             await().atMost(Duration.ofSeconds(10)).until(() -> master.health().getLogFollowers() == 0);
+        }
+    }
+
+    @Test
+    void reaperPassesThatFailAreCounted(TestRedis redis, RedisNamespace ns) {
+        try (FaultProxy proxy = FaultProxy.start(redis.getHost(), redis.getPort());
+             SchedulerMaster master = SchedulerMaster.builder()
+                     .redis(RedisURI.builder().withHost("127.0.0.1").withPort(proxy.getPort())
+                             .withTimeout(Duration.ofMillis(300)).build())
+                     .bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
+                     .coreOptions(CoreOptions.builder().namespace(ns.name()).build())
+                     .reapInterval(Duration.ofMillis(100)).leaderLease(Duration.ofSeconds(1))
+                     .logDirectory(dir.resolve("logs")).build().start()) {
+            await().atMost(Duration.ofSeconds(10)).until(master::isLeader);
+            await().atMost(Duration.ofSeconds(10)).until(() -> master.health().getReaperPasses() > 0);
+            assertThat(master.health().getReaperFailures()).isZero();
+            // Redis out of reach (the master's command timeout is 300 ms): a whole leadership lease
+            // of failed renewals makes it step down; the reaper passes of that second failed.
+            proxy.blackhole();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !master.isLeader());
+            proxy.pass();
+            await().atMost(Duration.ofSeconds(10)).until(master::isLeader);
+            assertThat(master.health().getReaperFailures()).isPositive();
+            assertThat(master.health().getReaperPasses()).isGreaterThan(master.health().getReaperFailures());
         }
     }
 }
