@@ -2,6 +2,7 @@ package io.rlscheduler.master.internal;
 
 import io.rlscheduler.core.EventSubscription;
 import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
@@ -60,6 +61,8 @@ public final class TaskWatcher implements AutoCloseable {
     private final java.util.Set<String> logRechecks = ConcurrentHashMap.newKeySet();
     /** Tasks whose log has a check scheduled by {@link #checkLogOfEnded}. */
     private final java.util.Set<String> endChecks = ConcurrentHashMap.newKeySet();
+    /** Set by {@link #close()}: results waited on from then on fail at once. */
+    private volatile boolean closed;
     /** When {@link #start()} ran (wall clock, ms). */
     private volatile long startedAtMillis;
 
@@ -156,22 +159,28 @@ public final class TaskWatcher implements AutoCloseable {
      */
     public CompletableFuture<TaskRecord> whenDone(String taskId) {
         CompletableFuture<TaskRecord> done = waiting.computeIfAbsent(taskId, id -> new CompletableFuture<>());
-        // Registered first, checked second: an end that happens in between is seen either way.
-        core.getTask(taskId).thenAccept(record -> {
-            if (record.isEmpty()) {
-                // Found by review: left waiting for good (and kept in the map) before.
-                if (waiting.remove(taskId, done)) {
-                    done.completeExceptionally(new TaskNotFoundException(taskId));
-                }
-            } else {
-                finishIfEnded(taskId, record);
-            }
-        });
+        if (closed) {
+            // close() may have failed the waiting futures before this one was added.
+            failClosed(taskId);
+            return done;
+        }
+        // Registered first, checked second: an end that happens in between is seen either way. A
+        // read that fails is tried again by the sweep: no event may ever come for an ended task.
+        recheckResult(taskId);
         return done;
     }
 
+    /**
+     * Completes the waited-on result of a task that ended; fails it for a task that does not
+     * exist (tasks are never deleted, so it never will).
+     */
     private void finishIfEnded(String taskId, Optional<TaskRecord> record) {
-        if (record.isPresent() && record.get().getState().isTerminal()) {
+        if (record.isEmpty()) {
+            CompletableFuture<TaskRecord> done = waiting.remove(taskId);
+            if (done != null) {
+                done.completeExceptionally(new TaskNotFoundException(taskId));
+            }
+        } else if (record.get().getState().isTerminal()) {
             CompletableFuture<TaskRecord> done = waiting.remove(taskId);
             if (done != null) {
                 done.complete(record.get());
@@ -197,7 +206,10 @@ public final class TaskWatcher implements AutoCloseable {
         logs.unendedAttempts().thenAccept(taskIds -> taskIds.forEach(this::recheckLog));
     }
 
-    /** After a gap: completes a waited-on result if the task ended; asked again by the sweep if Redis failed. */
+    /**
+     * Completes a waited-on result if the task ended (asked when the wait begins, after a gap, and
+     * after the task's end event); asked again by the sweep if Redis failed.
+     */
     private void recheckResult(String taskId) {
         core.getTask(taskId).whenComplete((record, error) -> {
             if (error != null) {
@@ -300,7 +312,7 @@ public final class TaskWatcher implements AutoCloseable {
                     endedByWorker(taskId, to.name(), reason);
                 }
                 if (waiting.containsKey(taskId)) {
-                    core.getTask(taskId).thenAccept(record -> finishIfEnded(taskId, record));
+                    recheckResult(taskId);
                 }
                 dispatcher.trigger();
             } else if (to == TaskState.QUEUED) {
@@ -316,11 +328,25 @@ public final class TaskWatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops following events. Results still waited on fail with a retryable
+     * {@link SchedulerException}: nothing here will see their end any more.
+     */
     @Override
     public void close() {
+        closed = true;
         timer.shutdownNow();
         if (subscription != null) {
             subscription.close();
+        }
+        waiting.keySet().forEach(this::failClosed);
+    }
+
+    private void failClosed(String taskId) {
+        CompletableFuture<TaskRecord> done = waiting.remove(taskId);
+        if (done != null) {
+            done.completeExceptionally(new SchedulerException("the master stopped before task " + taskId + " ended;"
+                    + " ask a running master for its result", true, null));
         }
     }
 }
