@@ -257,7 +257,12 @@ public final class SchedulerWorker implements AutoCloseable {
                 log.warn("tasks of this worker's previous session were taken back: requeued {}, failed {}",
                         taken.getRequeued(), taken.getFailed());
             }
-            timers = Executors.newSingleThreadScheduledExecutor(daemon("rls-worker-timers-" + config.workerId));
+            java.util.concurrent.ScheduledThreadPoolExecutor timerPool = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
+                    daemon("rls-worker-timers-" + config.workerId));
+            // A task's timeout is cancelled when it ends: dropped from the queue at once, not kept
+            // (with its attempt) until the deadline it will never reach.
+            timerPool.setRemoveOnCancelPolicy(true);
+            timers = timerPool;
             taskThreads = Executors.newCachedThreadPool(daemon("rls-worker-tasks-" + config.workerId));
             group = config.transport.newGroup(1, "rls-worker-io-" + config.workerId);
             link = new MasterLink(config.masters, config.transport, group, config.protocolOptions, config.secret,
@@ -836,6 +841,15 @@ public final class SchedulerWorker implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     private void heartbeat() {
+        try {
+            heartbeatOnce();
+        } catch (RuntimeException | Error e) {
+            // Thrown out of a scheduled task, it would cancel every later heartbeat, silently.
+            log.error("worker {}: a heartbeat failed; the next one comes as scheduled", config.workerId, e);
+        }
+    }
+
+    private void heartbeatOnce() {
         List<Attempt> held = new ArrayList<>();
         List<TaskLease> leases = new ArrayList<>();
         for (Attempt a : attempts.values()) {
@@ -999,6 +1013,7 @@ public final class SchedulerWorker implements AutoCloseable {
             if (timers != null) {
                 timers.shutdownNow();
             }
+            probe.close();
             if (group != null) {
                 group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
             }

@@ -4,7 +4,6 @@ import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.protocol.ResourceUsage;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
 import java.nio.charset.StandardCharsets;
@@ -16,20 +15,37 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads the machine's resources for heartbeats: CPU count and load, memory, and GPUs from
- * {@code nvidia-smi} when it is on the PATH (or at the configured command). Runs a process, so it
- * is called from the worker's timer thread, never from an event loop. Thread-safe.
+ * {@code nvidia-smi} when it is on the PATH (or at the configured command). {@link #sample}
+ * never waits for nvidia-smi: it reports the GPUs of the last probe and starts the next one on a
+ * thread of its own, one at a time, because nvidia-smi hangs when a GPU fails, and the worker's
+ * timer thread, which calls it, also renews the leases and fences tasks. A probe is bounded
+ * ({@value #NVIDIA_SMI_TIMEOUT_SECONDS} s, then the process is killed); its output goes to a
+ * temporary file, so a full pipe cannot hold it either. Thread-safe.
  */
-public final class ResourceProbe {
+public final class ResourceProbe implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ResourceProbe.class);
-    private static final long NVIDIA_SMI_TIMEOUT_SECONDS = 5;
+    static final long NVIDIA_SMI_TIMEOUT_SECONDS = 5;
 
     private final String nvidiaSmi;
     private volatile boolean nvidiaSmiMissing;
+    private volatile List<GpuStatus> lastGpus = List.of();
+    private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.ExecutorService prober = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "rls-worker-gpu-probe");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** @param nvidiaSmi the nvidia-smi command (a name looked up on the PATH, or a path) */
     public ResourceProbe(String nvidiaSmi) {
         this.nvidiaSmi = nvidiaSmi;
+    }
+
+    /** Stops probing (a probe in flight is interrupted, its process killed). */
+    @Override
+    public void close() {
+        prober.shutdownNow();
     }
 
     /** Returns the machine's total physical memory in bytes, or 0 if unknown. */
@@ -52,27 +68,82 @@ public final class ResourceProbe {
             long total = sun.getTotalMemorySize();
             usage.setMemoryTotalBytes(total).setMemoryUsedBytes(Math.max(0, total - sun.getFreeMemorySize()));
         }
-        usage.addAllGpus(gpus());
+        usage.addAllGpus(lastGpus);
+        refreshGpus();
         return usage.build();
     }
 
-    /** Returns the GPUs nvidia-smi reports, or an empty list if it is missing or fails. */
+    /** Starts a probe of the GPUs on the probe thread, unless one is running (or nvidia-smi is missing). */
+    private void refreshGpus() {
+        if (nvidiaSmiMissing || !probing.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            prober.execute(() -> {
+                try {
+                    gpus();
+                } finally {
+                    probing.set(false);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            probing.set(false);
+        }
+    }
+
+    /**
+     * Returns the GPUs nvidia-smi reports, or an empty list if it is missing, fails or takes over
+     * {@value #NVIDIA_SMI_TIMEOUT_SECONDS} s. Waits for it: for the worker's start, and the probe thread.
+     */
     public List<GpuStatus> gpus() {
         if (nvidiaSmiMissing) {
             return List.of();
         }
+        java.nio.file.Path output;
+        try {
+            output = java.nio.file.Files.createTempFile("rls-nvidia-smi-", ".csv");
+        } catch (IOException e) {
+            log.warn("cannot create a file for {}'s output: {}", nvidiaSmi, e.toString());
+            return List.of();
+        }
+        try {
+            List<GpuStatus> gpus = probe(output);
+            lastGpus = gpus;
+            return gpus;
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(output);
+            } catch (IOException e) {
+                log.debug("cannot delete {}: {}", output, e.toString());
+            }
+        }
+    }
+
+    private List<GpuStatus> probe(java.nio.file.Path output) {
         List<GpuStatus> gpus = new ArrayList<>();
         Process process;
         try {
             process = new ProcessBuilder(nvidiaSmi,
                     "--query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu",
-                    "--format=csv,noheader,nounits").redirectErrorStream(true).start();
+                    "--format=csv,noheader,nounits").redirectErrorStream(true).redirectOutput(output.toFile()).start();
         } catch (IOException e) {
             nvidiaSmiMissing = true;
             log.info("no GPUs detected: {} cannot be run ({})", nvidiaSmi, e.getMessage());
             return List.of();
         }
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try {
+            if (!process.waitFor(NVIDIA_SMI_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                log.warn("{} did not finish within {} s; its GPUs are reported as they were", nvidiaSmi,
+                        NVIDIA_SMI_TIMEOUT_SECONDS);
+                return lastGpus;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+            return List.of();
+        }
+        try (BufferedReader out = java.nio.file.Files.newBufferedReader(output, StandardCharsets.UTF_8)) {
             for (String line; (line = out.readLine()) != null; ) {
                 String[] f = line.split(",\\s*");
                 if (f.length < 6) {
@@ -89,17 +160,8 @@ public final class ResourceProbe {
                     log.debug("unreadable nvidia-smi line: {}", line);
                 }
             }
-            if (!process.waitFor(NVIDIA_SMI_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                log.warn("{} did not finish within {} s", nvidiaSmi, NVIDIA_SMI_TIMEOUT_SECONDS);
-                return List.of();
-            }
         } catch (IOException e) {
             log.warn("reading {} failed: {}", nvidiaSmi, e.toString());
-            return List.of();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            process.destroyForcibly();
             return List.of();
         }
         return gpus;
