@@ -225,6 +225,24 @@ class LauncherTest(unittest.TestCase):
         self.assertEqual(code, 128 + signal.SIGTERM, err)
         self.assertIn("no keepalive", err)
 
+    def test_a_full_stderr_pipe_does_not_hold_up_the_kill(self):
+        # The JVM is frozen (nobody reads the launcher's stderr, a pipe the task shares) and the
+        # task filled that pipe: the launcher's own diagnostics must not block its kill.
+        task = ('sleep 60 & echo $! > "$1.tmp" && mv "$1.tmp" "$1"; '
+                'echo $$ > "$2.tmp" && mv "$2.tmp" "$2"; '
+                'head -c 300000 /dev/zero | tr "\\000" x >&2; wait')
+        p = self.start(["sh", "-c", task, "sh", self.path("grandchild.pid"), self.path("child.pid")],
+                       "--grace", "1", "--keepalive-timeout", "1")
+        grandchild = self.read_pid("grandchild.pid")
+        child = self.read_pid("child.pid")
+        silent_since = time.monotonic()
+        self.assert_dead(child, grandchild)
+        self.assertLess(time.monotonic() - silent_since, 1 + 1 + DEADLINE_S)
+        # The "JVM" thaws and reads: the launcher's message comes after the task's output.
+        _, err = p.communicate(timeout=DEADLINE_S)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM)
+        self.assertIn(b"no keepalive", err)
+
     def test_keepalive_timeout_is_validated(self):
         p = self.start(["true"], "--keepalive-timeout", "-1")
         code, err = self.finish(p)

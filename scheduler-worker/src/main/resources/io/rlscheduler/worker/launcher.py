@@ -42,10 +42,12 @@ Standard library only, python3 >= 3.8.
 
 import errno
 import os
+import queue
 import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 PREFIX = "rls-launcher: "
@@ -64,14 +66,51 @@ USAGE = ("usage: launcher.py [--grace SECONDS] [--pgid-file PATH] [--no-stdin-wa
          "-- CMD [ARGS...]")
 
 
+# Diagnostics go to stderr from a thread of their own. stderr is a pipe to the worker JVM,
+# shared with the task: when the JVM is frozen (the case the keepalive watchdog is for) and the
+# task filled the pipe, a write blocks, and a launcher that wrote before it killed would never
+# kill. The thread writes with os.write, holding no lock of sys.stderr, so neither the main
+# thread nor the interpreter's exit can block behind it. At exit the launcher waits for it, at
+# most LOG_FLUSH_S: the worker must read why the task stopped (the keepalive fence line) once its
+# JVM thaws; the task's group is gone by then, so waiting holds nothing but this process. A JVM
+# that died closed the pipe: the write fails at once.
+LOG_FLUSH_S = 60.0
+_log_queue = queue.Queue()
+_log_thread = None
+
+
+def _write_logs():
+    while True:
+        message = _log_queue.get()
+        if message is None:
+            return
+        data = message.encode("utf-8", "replace")
+        try:
+            while data:
+                data = data[os.write(2, data):]
+        except OSError:
+            pass  # a pipe to a JVM that has died: losing a diagnostic is fine
+
+
 def log(message):
-    # stderr may be a pipe to a JVM that has died: losing a diagnostic is fine, dying of
-    # it (BrokenPipeError) before the group is killed is not.
-    try:
-        sys.stderr.write(PREFIX + message + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    """Queues a diagnostic line for stderr; never blocks."""
+    write_stderr(PREFIX + message + "\n")
+
+
+def write_stderr(text):
+    """Queues text for stderr, after the diagnostics queued before it; never blocks."""
+    global _log_thread
+    if _log_thread is None:
+        _log_thread = threading.Thread(target=_write_logs, name="rls-launcher-log", daemon=True)
+        _log_thread.start()
+    _log_queue.put(text)
+
+
+def flush_log(timeout=LOG_FLUSH_S):
+    """Waits until the queued diagnostics are written, at most timeout seconds."""
+    if _log_thread is not None:
+        _log_queue.put(None)
+        _log_thread.join(timeout)
 
 
 class UsageError(Exception):
@@ -466,13 +505,20 @@ class Supervisor:
 
 def main(argv):
     try:
+        return run_main(argv)
+    finally:
+        flush_log()
+
+
+def run_main(argv):
+    try:
         grace, pgid_file, watch_stdin, keepalive, cmd = parse_args(argv)
     except UsageError as e:
         if str(e) == "help":
-            sys.stderr.write(USAGE + "\n")  # stderr even for help: stdout is the task's
+            write_stderr(USAGE + "\n")  # stderr even for help: stdout is the task's
             return 0
         log(str(e))
-        sys.stderr.write(USAGE + "\n")
+        write_stderr(USAGE + "\n")
         return EXIT_USAGE
     try:
         return Supervisor(grace, pgid_file, watch_stdin, keepalive).run(cmd)
