@@ -175,14 +175,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     "authentication failed: the proof does not match this master's shared secret");
             return;
         }
-        io.rlscheduler.core.LeaderStatus leader = context.leadership.get();
-        if (leader == null || !leader.isSelf()) {
-            String address = leader == null ? "" : leader.getAddress();
-            log.info("worker {} connected to standby master {}; sending it to the leader {}", hello.getWorkerId(),
-                    context.masterId, address.isEmpty() ? "(unknown)" : address);
-            ctx.writeAndFlush(HelloRejected.newBuilder().setReason(RejectReason.REJECT_REASON_NOT_LEADER)
-                            .setMessage("master " + context.masterId + " is a standby").setLeaderAddress(address).build())
-                    .addListener(ChannelFutureListener.CLOSE);
+        if (sendToLeader(ctx, hello.getWorkerId())) {
             return;
         }
         handshakeTimeout.cancel(false);
@@ -192,6 +185,12 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             log.info("worker {} reconnected; closing its previous connection {}", worker.getWorkerId(),
                     previous.getChannel().remoteAddress());
             previous.getChannel().close();
+        }
+        // Checked again once in the registry: a master that lost the leadership between the check
+        // above and the add closed only the connections it found there (leadership is written
+        // before that snapshot is taken), and a worker left on a standby would never get work.
+        if (sendToLeader(ctx, hello.getWorkerId())) {
+            return; // its close removes it from the registry
         }
         int minor = Math.min(FrameFormat.MINOR_VERSION, hello.getProtocolMinor());
         agreedMinor = minor;
@@ -204,6 +203,21 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                 .build());
         log.info("worker {} (session {}) connected from {}", worker.getWorkerId(), worker.getSessionId(), peer);
         context.dispatcher.trigger();
+    }
+
+    /** Unless this master leads: sends the worker to the leader (NOT_LEADER), closes, and returns true. */
+    private boolean sendToLeader(ChannelHandlerContext ctx, String workerId) {
+        io.rlscheduler.core.LeaderStatus leader = context.leadership.get();
+        if (leader != null && leader.isSelf()) {
+            return false;
+        }
+        String address = leader == null ? "" : leader.getAddress();
+        log.info("worker {} connected to standby master {}; sending it to the leader {}", workerId,
+                context.masterId, address.isEmpty() ? "(unknown)" : address);
+        ctx.writeAndFlush(HelloRejected.newBuilder().setReason(RejectReason.REJECT_REASON_NOT_LEADER)
+                        .setMessage("master " + context.masterId + " is a standby").setLeaderAddress(address).build())
+                .addListener(ChannelFutureListener.CLOSE);
+        return true;
     }
 
     private void reject(ChannelHandlerContext ctx, RejectReason reason, String message) {
