@@ -36,6 +36,7 @@ import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
 import io.rlscheduler.protocol.RunningTask;
@@ -350,8 +351,21 @@ public final class SchedulerWorker implements AutoCloseable {
                     forgetIfDelivered(a);
                 }
             } else if (msg instanceof ErrorReply error) {
-                log.warn("master reported {}: {} (task {} epoch {})", error.getCode(), error.getMessage(),
-                        error.getTaskId(), error.getEpoch());
+                Attempt a = attempts.get(error.getTaskId());
+                if (a != null && a.getLease().getEpoch() == error.getEpoch()
+                        && error.getCode() == ErrorCode.ERROR_CODE_STALE_EPOCH
+                        && error.getOffendingType() == MessageType.LOG_BATCH.getCode()) {
+                    // The master's log holds a newer attempt of the task: it will never take this
+                    // one's lines. Kept, they would stay in memory and go again at every reconnect.
+                    log.info("task {} epoch {}: the master's log has moved on to a newer attempt; the {} lines of"
+                            + " this one it has not taken are dropped", error.getTaskId(), error.getEpoch(),
+                            a.getLogs().pending());
+                    a.getLogs().ack(a.getLogs().getLastSequence());
+                    forgetIfDelivered(a);
+                } else {
+                    log.warn("master reported {}: {} (task {} epoch {})", error.getCode(), error.getMessage(),
+                            error.getTaskId(), error.getEpoch());
+                }
             }
         }
 
