@@ -241,7 +241,9 @@ class LauncherTest(unittest.TestCase):
         # The "JVM" thaws and reads: the launcher's message comes after the task's output.
         _, err = p.communicate(timeout=DEADLINE_S)
         self.assertEqual(p.returncode, 128 + signal.SIGTERM)
-        self.assertIn(b"no keepalive", err)
+        # On a line of its own although the task's output before it does not end its line:
+        # the worker recognises the fence line only at the start of one.
+        self.assertIn(b"\nrls-launcher: no keepalive", err)
 
     def test_keepalive_timeout_is_validated(self):
         p = self.start(["true"], "--keepalive-timeout", "-1")

@@ -87,14 +87,21 @@ def _write_logs():
         data = message.encode("utf-8", "replace")
         try:
             while data:
-                data = data[os.write(2, data):]
+                try:
+                    data = data[os.write(2, data):]
+                except BlockingIOError:
+                    # The task set O_NONBLOCK on the stderr it shares with us: wait as a
+                    # blocking write would.
+                    select.select([], [2], [])
         except OSError:
             pass  # a pipe to a JVM that has died: losing a diagnostic is fine
 
 
-def log(message):
-    """Queues a diagnostic line for stderr; never blocks."""
-    write_stderr(PREFIX + message + "\n")
+def log(message, own_line=False):
+    """Queues a diagnostic line for stderr; never blocks. With own_line it starts with a line
+    break: stderr is the task's too, and what it wrote last may not end its line, while the
+    worker must see certain lines (the keepalive fence line) at the start of one."""
+    write_stderr(("\n" if own_line else "") + PREFIX + message + "\n")
 
 
 def write_stderr(text):
@@ -327,7 +334,9 @@ class Supervisor:
         members = self.members()
         if members is not None and not members:
             return True
-        log("%s: sending SIGTERM to process group %d" % (why, self.pgid))
+        # The keepalive fence line on a line of its own (at the cost of an empty stderr line
+        # when the task's output did end its line): the worker reads why the task stopped from it.
+        log("%s: sending SIGTERM to process group %d" % (why, self.pgid), own_line=why.startswith("no keepalive"))
         try:
             # killpg rather than one kill per member: it is atomic with respect to
             # fork, so a process forking right now cannot produce an unsignalled child.
@@ -377,6 +386,7 @@ class Supervisor:
         # No /proc: members cannot be listed, so the group is SIGKILLed as a whole. That
         # includes the launcher, so everything that must happen before exit happens now.
         log("no /proc: sending SIGKILL to process group %d, launcher included" % self.pgid)
+        flush_log(1.0)  # the SIGKILL ends this process too: written now or never
         self.remove_pgid_file()
         os.killpg(self.pgid, signal.SIGKILL)
         return True  # not reached

@@ -266,8 +266,8 @@ public final class TaskWatcher implements AutoCloseable {
 
     private static void recheckFailed(java.util.Set<String> retries, String taskId, Throwable error) {
         if (retries.add(taskId)) {
-            log.warn("task {}: cannot re-read its record after a gap in the event stream ({}); trying again", taskId,
-                    error.toString());
+            log.warn("task {}: cannot read its record (for a result waited on, or after a gap in the event stream): {};"
+                    + " trying again", taskId, error.toString());
         }
     }
 

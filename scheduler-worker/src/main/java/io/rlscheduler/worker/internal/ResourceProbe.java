@@ -30,6 +30,8 @@ public final class ResourceProbe implements AutoCloseable {
     private final String nvidiaSmi;
     private volatile boolean nvidiaSmiMissing;
     private volatile List<GpuStatus> lastGpus = List.of();
+    /** An nvidia-smi that outlived its timeout and SIGKILL (stuck in the driver): none is started while it lives. */
+    private volatile Process stuck;
     private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.concurrent.ExecutorService prober = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "rls-worker-gpu-probe");
@@ -75,7 +77,7 @@ public final class ResourceProbe implements AutoCloseable {
 
     /** Starts a probe of the GPUs on the probe thread, unless one is running (or nvidia-smi is missing). */
     private void refreshGpus() {
-        if (nvidiaSmiMissing || !probing.compareAndSet(false, true)) {
+        if (nvidiaSmiMissing || stillStuck() || !probing.compareAndSet(false, true)) {
             return;
         }
         try {
@@ -96,8 +98,8 @@ public final class ResourceProbe implements AutoCloseable {
      * {@value #NVIDIA_SMI_TIMEOUT_SECONDS} s. Waits for it: for the worker's start, and the probe thread.
      */
     public List<GpuStatus> gpus() {
-        if (nvidiaSmiMissing) {
-            return List.of();
+        if (nvidiaSmiMissing || stillStuck()) {
+            return lastGpus;
         }
         java.nio.file.Path output;
         try {
@@ -119,6 +121,19 @@ public final class ResourceProbe implements AutoCloseable {
         }
     }
 
+    /** Whether the last nvidia-smi that timed out is still alive (then starting more would pile them up). */
+    private boolean stillStuck() {
+        Process p = stuck;
+        if (p == null) {
+            return false;
+        }
+        if (p.isAlive()) {
+            return true;
+        }
+        stuck = null;
+        return false;
+    }
+
     private List<GpuStatus> probe(java.nio.file.Path output) {
         List<GpuStatus> gpus = new ArrayList<>();
         Process process;
@@ -127,13 +142,19 @@ public final class ResourceProbe implements AutoCloseable {
                     "--query-gpu=index,uuid,name,memory.total,memory.used,utilization.gpu",
                     "--format=csv,noheader,nounits").redirectErrorStream(true).redirectOutput(output.toFile()).start();
         } catch (IOException e) {
-            nvidiaSmiMissing = true;
-            log.info("no GPUs detected: {} cannot be run ({})", nvidiaSmi, e.getMessage());
+            String why = String.valueOf(e.getMessage());
+            if (why.contains("error=2,") || why.contains("error=13,")) { // no such file, not executable
+                nvidiaSmiMissing = true;
+                log.info("no GPUs detected: {} cannot be run ({})", nvidiaSmi, why);
+            } else { // out of processes, say: tried again at the next heartbeat
+                log.warn("{} could not be started: {}", nvidiaSmi, why);
+            }
             return List.of();
         }
         try {
             if (!process.waitFor(NVIDIA_SMI_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
+                stuck = process;
                 log.warn("{} did not finish within {} s; its GPUs are reported as they were", nvidiaSmi,
                         NVIDIA_SMI_TIMEOUT_SECONDS);
                 return lastGpus;
