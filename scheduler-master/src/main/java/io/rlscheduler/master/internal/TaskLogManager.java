@@ -574,11 +574,25 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws IllegalArgumentException if {@code taskId} is not a valid task id
      */
     public void abandon(String taskId, String finalState, String reason) {
+        abandon(taskId, finalState, reason, -1, -1);
+    }
+
+    /**
+     * As {@link #abandon(String, String, String)}, knowing from the task's record the epoch of its
+     * last attempt and how many lines that attempt printed (its worker records the count with the
+     * end): if the log holds that attempt with exactly that many lines, nothing is missing but the
+     * worker's report, and the attempt is completed as the report would have ({@link #complete}),
+     * marked complete.
+     *
+     * @param epoch         the epoch of the task's last attempt, or -1 when not known
+     * @param recordedLines the lines that attempt printed, as its worker recorded, or -1 when not known
+     */
+    public void abandon(String taskId, String finalState, String reason, long epoch, long recordedLines) {
         pathOf(taskId);
         Objects.requireNonNull(finalState, "finalState");
         String note = "the task ended without its worker reporting the end of its log; the log may be incomplete"
                 + (reason == null || reason.isBlank() ? "" : ": " + reason);
-        run(taskId, "abandon", true, stripe -> stripe.abandon(taskId, finalState, note));
+        run(taskId, "abandon", true, stripe -> stripe.abandon(taskId, finalState, note, epoch, recordedLines));
     }
 
     /**
@@ -1175,7 +1189,7 @@ public final class TaskLogManager implements AutoCloseable {
             finishIfDue(st);
         }
 
-        void abandon(String taskId, String finalState, String note) throws IOException {
+        void abandon(String taskId, String finalState, String note, long epoch, long recordedLines) throws IOException {
             TaskLogState st = state(taskId);
             if (st.ended != null) {
                 return;
@@ -1185,6 +1199,13 @@ public final class TaskLogManager implements AutoCloseable {
             // report went to the leader), that end is recorded by now and nothing is written.
             if (closing && knowsNothing(st) && !st.recordLookedUp) {
                 return; // closing without the lookup: an end written now could contradict the record
+            }
+            if (recordedLines >= 0 && epoch >= 0 && st.epoch == epoch && st.pendingEndSequence < 0
+                    && st.lastSequence == recordedLines) {
+                // The worker recorded how many lines the attempt printed, and all are here: only
+                // its report was lost (it died just after recording the end). Complete.
+                complete(taskId, epoch, recordedLines, finalState);
+                return;
             }
             end(st, finalState, false, note);
         }

@@ -131,8 +131,18 @@ public final class TaskWatcher implements AutoCloseable {
         long now = System.nanoTime();
         endsAwaitingReport.forEach((taskId, end) -> {
             if (now - end.dueNanos() >= 0 && endsAwaitingReport.remove(taskId, end)) {
-                logs.abandon(taskId, end.finalState(), "no report from the worker within " + reportGraceMillis
-                        + " ms after " + end.reason());
+                String reason = "no report from the worker within " + reportGraceMillis + " ms after " + end.reason();
+                // The record tells how many lines the attempt printed: a log that holds them all
+                // lacks only the report (its worker died just after recording the end) and is
+                // completed; without the record it is ended as incomplete.
+                core.getTask(taskId).whenComplete((record, error) -> {
+                    TaskRecord task = error == null ? record.orElse(null) : null;
+                    if (task == null) {
+                        logs.abandon(taskId, end.finalState(), reason);
+                    } else {
+                        logs.abandon(taskId, end.finalState(), reason, task.getEpoch(), task.getLogLines());
+                    }
+                });
             }
         });
         // A report for an end this master never sees as an event (it started after the end, or a
@@ -256,7 +266,7 @@ public final class TaskWatcher implements AutoCloseable {
                 if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END
                         || (awaiting == TaskLogManager.Awaiting.NO_LOG_HERE && task.getLogLines() > 0)) {
                     logs.abandon(taskId, task.getState().name(), "no report from the worker within " + reportGraceMillis
-                            + " ms after " + reason);
+                            + " ms after " + reason, task.getEpoch(), task.getLogLines());
                 }
             }), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException closed) {

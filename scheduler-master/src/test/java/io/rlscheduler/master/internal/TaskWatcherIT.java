@@ -124,6 +124,32 @@ class TaskWatcherIT {
     }
 
     @Test
+    void anEndWhoseReportNeverComesIsCompletedWhenTheLogHoldsEveryLineTheWorkerRecorded() throws Exception {
+        // Found by the chaos run (seed 9001): a worker killed just after recording the end, its
+        // report never sent, every line already in the log; marked incomplete after the grace.
+        TaskLease all = running("all-lines");
+        assertThat(LogFixtures.await(logs.append("all-lines", all.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
+        LogFollow allFollow = logs.follow("all-lines", record -> { });
+        assertThat(core.finish(all, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 3).get(30, TimeUnit.SECONDS)
+                .isAccepted()).isTrue();
+        // Lines missing: the worker recorded 5, the log holds 3.
+        TaskLease some = running("some-lines");
+        assertThat(LogFixtures.await(logs.append("some-lines", some.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
+        LogFollow someFollow = logs.follow("some-lines", record -> { });
+        assertThat(core.finish(some, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 5).get(30, TimeUnit.SECONDS)
+                .isAccepted()).isTrue();
+
+        LogRecord allEnd = LogFixtures.await(allFollow.whenEnded());
+        assertThat(allEnd.isComplete()).isTrue();
+        assertThat(allEnd.getFinalState()).isEqualTo("SUCCEEDED");
+        LogRecord someEnd = LogFixtures.await(someFollow.whenEnded());
+        assertThat(someEnd.isComplete()).isFalse();
+        assertThat(someEnd.getNote()).contains("no report from the worker within 1000 ms");
+        assertThat(LogFixtures.fileLines(dir.resolve("all-lines.log"))).last().asString()
+                .isEqualTo("##RLS_END state=SUCCEEDED complete=true last=3");
+    }
+
+    @Test
     void aReportPairsWithItsEndInEitherOrderAndLeavesNothingToSweep() throws Exception {
         // Report first (the worker's report overtook the event).
         TaskLease first = running("t1");
