@@ -267,7 +267,8 @@ public final class SchedulerWorker implements AutoCloseable {
             taskThreads = Executors.newCachedThreadPool(daemon("rls-worker-tasks-" + config.workerId));
             group = config.transport.newGroup(1, "rls-worker-io-" + config.workerId);
             link = new MasterLink(config.masters, config.transport, group, config.protocolOptions, config.secret,
-                    config.workerId, sessionId, config.labels, config.reconnectMin, config.reconnectMax, new LinkListener());
+                    config.workerId, sessionId, config.labels, config.reconnectMin, config.reconnectMax,
+                    config.coreOptions.getHeartbeatInterval(), new LinkListener());
             long hb = config.coreOptions.getHeartbeatInterval().toMillis();
             timers.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
             long flush = config.logFlushInterval.toMillis();

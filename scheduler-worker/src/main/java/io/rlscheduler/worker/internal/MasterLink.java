@@ -39,6 +39,18 @@ import org.slf4j.LoggerFactory;
 public final class MasterLink {
 
     private static final Logger log = LoggerFactory.getLogger(MasterLink.class);
+    /**
+     * How long a connection may bring nothing before it counts as dead, in this worker's heartbeat
+     * intervals (the master answers every heartbeat; a heartbeat may wait up to two intervals for
+     * Redis first). A master whose host died sends no reset: without this the worker would stay on the
+     * dead connection until TCP gives up, about a quarter of an hour, its lines and reports going
+     * nowhere and the new leader never hearing from it.
+     */
+    static final int SILENT_HEARTBEATS = 5;
+    /** The least silence that counts, whatever the heartbeat interval: 1 s. */
+    static final long MIN_SILENCE_MILLIS = 1_000;
+    /** Before the handshake ends (the interval is not known yet): 30 s. */
+    static final long HANDSHAKE_SILENCE_MILLIS = 30_000;
 
     /** Receives what happens on the link; called on the link's event loop, must not block. */
     public interface Listener {
@@ -65,6 +77,7 @@ public final class MasterLink {
     private final Map<String, String> labels;
     private final long minBackoffMillis;
     private final long maxBackoffMillis;
+    private final long silenceLimitMillis;
     private final Listener listener;
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger next = new AtomicInteger();
@@ -75,9 +88,16 @@ public final class MasterLink {
     /** The leader a standby named; tried before the configured list until a connection to it fails. */
     private volatile InetSocketAddress leaderHint;
 
+    /**
+     * @param heartbeatInterval how often this worker sends heartbeats, each answered by the master:
+     *                          a connection silent for {@value #SILENT_HEARTBEATS} of them (at least
+     *                          {@value #MIN_SILENCE_MILLIS} ms) is closed and made again
+     */
     public MasterLink(List<InetSocketAddress> masters, NettyTransport transport, EventLoopGroup group,
                       ProtocolOptions protocolOptions, byte[] secret, String workerId, String sessionId,
-                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Listener listener) {
+                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Duration heartbeatInterval,
+                      Listener listener) {
+        this.silenceLimitMillis = Math.max(MIN_SILENCE_MILLIS, SILENT_HEARTBEATS * heartbeatInterval.toMillis());
         this.masters = List.copyOf(masters);
         this.transport = transport;
         this.group = group;
@@ -182,9 +202,54 @@ public final class MasterLink {
         private final ByteString clientNonce = HandshakeProof.newNonce();
         private ByteString serverNonce;
         private boolean accepted;
+        /** On the channel's event loop only: when something was last read, and the silence that counts. */
+        private long lastReadNanos;
+        private long silenceLimitNanos = TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_SILENCE_MILLIS);
+        /** Whether the last check found the connection silent too long: a second one in a row closes it. */
+        private boolean silentBefore;
+        private io.netty.util.concurrent.ScheduledFuture<?> silenceCheck;
 
         Handler(InetSocketAddress address) {
             this.address = address;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            lastReadNanos = System.nanoTime();
+            scheduleSilenceCheck(ctx);
+            super.channelActive(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            if (silenceCheck != null) {
+                silenceCheck.cancel(false);
+            }
+            super.channelInactive(ctx);
+        }
+
+        /**
+         * Checks every half limit whether the connection brought nothing for the limit; closes it
+         * (the link reconnects) at the second such check in a row, so that a JVM frozen or
+         * starved past the limit does not drop a live connection for the reads waiting for it.
+         */
+        private void scheduleSilenceCheck(ChannelHandlerContext ctx) {
+            if (silenceCheck != null) {
+                silenceCheck.cancel(false);
+            }
+            long period = Math.max(1, silenceLimitNanos / 2);
+            silenceCheck = ctx.executor().scheduleWithFixedDelay(() -> {
+                long silent = System.nanoTime() - lastReadNanos;
+                if (silent < silenceLimitNanos) {
+                    silentBefore = false;
+                } else if (!silentBefore) {
+                    silentBefore = true;
+                } else {
+                    log.warn("master {} sent nothing for {} ms (it answers every heartbeat); closing the connection"
+                            + " to reconnect", address, TimeUnit.NANOSECONDS.toMillis(silent));
+                    ctx.close();
+                }
+            }, period, period, TimeUnit.NANOSECONDS);
         }
 
         @Override
@@ -197,6 +262,8 @@ public final class MasterLink {
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, MessageLite msg) {
+            lastReadNanos = System.nanoTime();
+            silentBefore = false;
             if (accepted) {
                 listener.onMessage(ctx.channel(), msg);
                 return;
@@ -223,6 +290,8 @@ public final class MasterLink {
                     return;
                 }
                 accepted = true;
+                silenceLimitNanos = TimeUnit.MILLISECONDS.toNanos(silenceLimitMillis);
+                scheduleSilenceCheck(ctx);
                 agreedMinor = Math.min(FrameFormat.MINOR_VERSION, accept.getProtocolMinor());
                 failures.set(0);
                 lastRejection = "";
