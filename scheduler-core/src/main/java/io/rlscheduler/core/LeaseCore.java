@@ -57,7 +57,7 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript LEADER = LuaScript.load("leader");
     private static final LuaScript REMOVE_WORKER = LuaScript.load("remove_worker");
     /** Queue scores from here up are parked tasks' (parking.lua): no registered worker could run them. */
-    private static final String PARKED_MIN = "1000000000000000";
+    private static final double PARKED_MIN = 1e15;
 
     /**
      * The most submissions, acknowledgements or outcomes one script run carries when calls come
@@ -330,14 +330,14 @@ public final class LeaseCore implements AutoCloseable {
      * They stay QUEUED and can be cancelled.
      */
     public CompletableFuture<Long> parkedCount() {
-        return redis.zcount(keys.queue(), Range.create(Double.parseDouble(PARKED_MIN), Double.POSITIVE_INFINITY))
+        return redis.zcount(keys.queue(), Range.create(PARKED_MIN, Double.POSITIVE_INFINITY))
                 .toCompletableFuture();
     }
 
     /** Returns how many queued tasks a claim can see: the queue's length less the parked tasks. */
     public CompletableFuture<Long> claimableCount() {
         return redis.zcount(keys.queue(), Range.from(Range.Boundary.unbounded(),
-                Range.Boundary.excluding(Double.parseDouble(PARKED_MIN)))).toCompletableFuture();
+                Range.Boundary.excluding(PARKED_MIN))).toCompletableFuture();
     }
 
     /**
@@ -348,7 +348,7 @@ public final class LeaseCore implements AutoCloseable {
     public CompletableFuture<Boolean> isParked(String taskId) {
         TaskIds.require(taskId, "task id");
         return redis.zscore(keys.queue(), taskId).toCompletableFuture()
-                .thenApply(score -> score != null && score >= Double.parseDouble(PARKED_MIN));
+                .thenApply(score -> score != null && score >= PARKED_MIN);
     }
 
     /**

@@ -512,8 +512,7 @@ public final class SchedulerMaster implements AutoCloseable {
      */
     public WorkerRemoval removeWorker(String workerId) {
         requireRunning();
-        TaskIds.require(workerId, "worker id");
-        WorkerRemoval removal = await(core.removeWorker(workerId));
+        WorkerRemoval removal = await(core.removeWorker(workerId)); // checks the id before anything is sent
         if (removal.isRemoved()) {
             log.info("{}", removal);
         }
