@@ -35,8 +35,8 @@ public final class MasterMain {
                 .secret(s.require("secret"))
                 .coreOptions(s.coreOptions())
                 .logDirectory(Path.of(s.get("log-dir", "logs")))
-                .leaderLease(s.millis("leader-lease-ms", SchedulerMaster.DEFAULT_LEADER_LEASE))
-                .reapInterval(s.millis("reap-interval-ms", SchedulerMaster.DEFAULT_REAP_INTERVAL))
+                .leaderLease(s.millis("leader-lease-ms", io.rlscheduler.master.MasterOptions.DEFAULT_LEADER_LEASE))
+                .reapInterval(s.millis("reap-interval-ms", io.rlscheduler.master.MasterOptions.DEFAULT_REAP_INTERVAL))
                 .build()
                 .start();
         System.out.println("master " + master.getMasterId() + " ready at " + master.getRpcAddress().getHostString()

@@ -2,12 +2,6 @@ package io.rlscheduler.master;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.SingleThreadEventExecutor;
 import io.rlscheduler.core.CancelResult;
 import io.rlscheduler.core.CancelStatus;
 import io.rlscheduler.core.CoreOptions;
@@ -15,7 +9,6 @@ import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.SharedClientResources;
-import io.rlscheduler.core.SubmitAndClaimResult;
 import io.rlscheduler.core.SubmitResult;
 import io.rlscheduler.core.TaskIdConflictException;
 import io.rlscheduler.core.TaskDefinition;
@@ -27,39 +20,36 @@ import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.core.WorkerRemoval;
-import io.rlscheduler.core.WorkerState;
 import io.rlscheduler.master.internal.ConnectedWorker;
+import io.rlscheduler.core.internal.Lifecycle;
 import io.rlscheduler.master.internal.Dispatcher;
+import io.rlscheduler.master.internal.LeaderElector;
+import io.rlscheduler.master.internal.Reaper;
+import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.MasterContext;
 import io.rlscheduler.master.internal.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
-import io.rlscheduler.master.internal.WorkerChannelHandler;
 import io.rlscheduler.master.internal.WorkerRegistry;
 import io.rlscheduler.protocol.CancelReason;
 import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
-import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -95,56 +85,31 @@ public final class SchedulerMaster implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SchedulerMaster.class);
 
-    /** Default RPC port. */
-    public static final int DEFAULT_RPC_PORT = 9000;
-    /** Default log directory, relative to the working directory. */
-    public static final Path DEFAULT_LOG_DIRECTORY = Path.of("logs");
-    /** Default assignments per worker per dispatch round. */
-    public static final int DEFAULT_DISPATCH_BATCH = 16;
-    /**
-     * Default period of the reaper: 500 ms, so that a dead worker's task runs again within its
-     * task lease plus about half a second (a pass with nothing due is one cheap script run).
-     */
-    public static final Duration DEFAULT_REAP_INTERVAL = Duration.ofMillis(500);
-    /** Default period of the backstop dispatch round (dispatch is event-driven; this only catches up). */
-    public static final Duration DEFAULT_DISPATCH_INTERVAL = Duration.ofSeconds(1);
-    /** Default time a new connection has to authenticate. */
-    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
-    /** Default bound of the blocking API methods. */
-    public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
-    /** Default length of the leadership lease; the leader renews it every third of it. */
-    public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
-
-    private enum State { NEW, RUNNING, SHUTDOWN, TERMINATED }
-
-    private final Builder config;
+    private final MasterOptions options;
+    private final byte[] secret;
     private final RedisClient client;
     /** The client the master made itself (on the JVM's shared Lettuce threads); null for a user's client. */
     private final SharedClientResources.OwnedClient ownClient;
     private final String masterId;
+    private final Lifecycle lifecycle;
     private final WorkerRegistry registry = new WorkerRegistry();
-    private final CountDownLatch terminated = new CountDownLatch(1);
-    private final AtomicLong reaperPasses = new AtomicLong();
-    private final AtomicLong reaperFailures = new AtomicLong();
-    private volatile LeaderStatus leadership;
-    private volatile long leadershipRenewedNanos;
-    private String advertisedAddress;
-    private State state = State.NEW;
     private LeaseCore core;
     private TaskLogManager logs;
     private Dispatcher dispatcher;
     private TaskWatcher watcher;
-    private EventLoopGroup boss;
-    private EventLoopGroup io;
-    private Channel serverChannel;
+    private LeaderElector elector;
+    private Reaper reaper;
+    private RpcServer rpc;
+    private MasterHealth health;
     private ScheduledExecutorService timers;
-    private NettyTransport transport;
 
-    private SchedulerMaster(Builder b) {
-        this.config = b;
+    private SchedulerMaster(Builder b, MasterOptions options) {
+        this.options = options;
+        this.secret = b.secret.clone();
         this.ownClient = b.client == null ? SharedClientResources.newClient(b.redisUri) : null;
         this.client = ownClient != null ? ownClient.client() : b.client;
-        this.masterId = b.masterId != null ? b.masterId : defaultMasterId();
+        this.masterId = options.getMasterId() != null ? options.getMasterId() : defaultMasterId();
+        this.lifecycle = new Lifecycle("master " + masterId);
     }
 
     /** Returns a new builder. */
@@ -161,97 +126,53 @@ public final class SchedulerMaster implements AutoCloseable {
      * @throws SchedulerException    if Redis or the port cannot be reached (the master is then shut down)
      */
     public synchronized SchedulerMaster start() {
-        if (state != State.NEW) {
-            throw new IllegalStateException("master " + masterId + " was already started");
-        }
-        state = State.RUNNING;
+        lifecycle.start();
         try {
-            CoreOptions options = config.coreOptions;
-            core = LeaseCore.create(client, options);
-            logs = new TaskLogManager(config.logDirectory, TaskLogManager.Limits.defaults(), this::lookUpForLogs);
-            dispatcher = new Dispatcher(core, this::currentLeadership, registry,
-                    logs::openAll, config.dispatchBatch);
+            CoreOptions coreOptions = options.getCoreOptions();
+            core = LeaseCore.create(client, coreOptions);
+            logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults(), new TaskRecordLookup(core));
+            elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
+                    new LeaderElector.Listener() {
+                        @Override
+                        public void becameLeader(LeaderStatus status) {
+                            dispatcher.taskQueued();
+                        }
+
+                        @Override
+                        public void stoppedLeading() {
+                            closeWorkerConnections();
+                        }
+                    });
+            dispatcher = new Dispatcher(core, elector::current, registry, logs::openAll, options.getDispatchBatch());
             watcher = new TaskWatcher(core, dispatcher, logs);
             watcher.start();
-            MasterContext context = new MasterContext(masterId, config.secret, options, registry, dispatcher, logs, watcher,
-                    config.handshakeTimeout.toMillis(), this::currentLeadership);
-            transport = config.transport;
-            boss = transport.newGroup(1, "rls-master-boss");
-            io = transport.newGroup(config.ioThreads, "rls-master-io");
-            serverChannel = new ServerBootstrap()
-                    .group(boss, io)
-                    .channel(transport.serverChannel())
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new ProtocolChannelInitializer(config.protocolOptions, () -> new WorkerChannelHandler(context)))
-                    .bind(config.bindHost, config.rpcPort).syncUninterruptibly().channel();
+            MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs, watcher,
+                    options.getHandshakeTimeout().toMillis(), elector::current);
+            rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
+                    options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
                 Thread t = new Thread(r, "rls-master-timers");
                 t.setDaemon(true);
                 return t;
             });
-            InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
-            advertisedAddress = config.advertisedHost != null
-                    ? config.advertisedHost + ":" + bound.getPort()
-                    : advertisedHost(bound) + ":" + bound.getPort();
-            elect();
-            long renew = Math.max(1, config.leaderLease.toMillis() / 3);
-            timers.scheduleWithFixedDelay(this::elect, renew, renew, TimeUnit.MILLISECONDS);
-            timers.scheduleWithFixedDelay(this::reapOnce, config.reapInterval.toMillis(), config.reapInterval.toMillis(),
-                    TimeUnit.MILLISECONDS);
-            timers.scheduleWithFixedDelay(dispatcher::backstop, config.dispatchInterval.toMillis(),
-                    config.dispatchInterval.toMillis(), TimeUnit.MILLISECONDS);
-            log.info("master {} listening on {} ({}), namespace {}", masterId, serverChannel.localAddress(), transport,
-                    options.getNamespace());
+            reaper = new Reaper(core, elector::current, dispatcher, timers);
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs);
+            elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
+            elector.elect();
+            long renew = elector.periodMillis();
+            timers.scheduleWithFixedDelay(elector::elect, renew, renew, TimeUnit.MILLISECONDS);
+            long reap = options.getReapInterval().toMillis();
+            timers.scheduleWithFixedDelay(reaper::reapOnce, reap, reap, TimeUnit.MILLISECONDS);
+            long backstop = options.getDispatchInterval().toMillis();
+            timers.scheduleWithFixedDelay(dispatcher::backstop, backstop, backstop, TimeUnit.MILLISECONDS);
+            log.info("master {} listening on {} ({}), namespace {}", masterId, rpc.localAddress(), rpc.transportName(),
+                    coreOptions.getNamespace());
             dispatcher.trigger();
             return this;
         } catch (RuntimeException e) {
             shutdown();
             throw e instanceof SchedulerException ? e : new SchedulerException("master " + masterId + " failed to start: " + e, true, e);
         }
-    }
-
-    /** Acquires or renews the leadership lease; on a change, adjusts what this master does. */
-    private void elect() {
-        LeaderStatus before = leadership;
-        LeaderStatus now;
-        long sent = System.nanoTime();
-        try {
-            CompletableFuture<LeaderStatus> call = config.standbyOnly ? core.observeLeadership()
-                    : core.acquireLeadership(masterId, advertisedAddress, config.leaderLease);
-            now = call.get(config.leaderLease.toMillis(), TimeUnit.MILLISECONDS);
-            leadershipRenewedNanos = sent;
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            // Without a renewal for a whole lease this master can no longer be sure it leads.
-            if (before != null && before.isSelf() && System.nanoTime() - leadershipRenewedNanos > config.leaderLease.toNanos()) {
-                log.warn("master {} could not renew its leadership for {}: stepping down ({})", masterId,
-                        config.leaderLease, e.toString());
-                stepDown();
-            } else {
-                log.warn("leadership renewal of master {} failed: {}", masterId, e.toString());
-            }
-            return;
-        }
-        leadership = now;
-        boolean was = before != null && before.isSelf();
-        if (now.isSelf() && !was) {
-            log.info("master {} is the leader (leadership epoch {})", masterId, now.getEpoch());
-            // Whatever this master believed about the queue while it did not lead is stale.
-            dispatcher.taskQueued();
-        } else if (!now.isSelf() && was) {
-            log.warn("master {} lost the leadership to {} (epoch {})", masterId, now.getLeaderId(), now.getEpoch());
-            closeWorkerConnections();
-        } else if (before == null && !now.isSelf()) {
-            log.info("master {} is a {}; the leader is {} at {}", masterId, config.standbyOnly ? "standby-only master" : "standby",
-                    now.getLeaderId().isEmpty() ? "(none)" : now.getLeaderId(), now.getAddress());
-        }
-    }
-
-    private void stepDown() {
-        leadership = null; // unknown until the next successful call; neither dispatch nor reap meanwhile
-        closeWorkerConnections();
     }
 
     private void closeWorkerConnections() {
@@ -261,48 +182,15 @@ public final class SchedulerMaster implements AutoCloseable {
         }
     }
 
-    LeaderStatus currentLeadership() {
-        return leadership;
-    }
-
     /** Returns whether this master holds the leadership lease (as of its last renewal). */
     public boolean isLeader() {
-        LeaderStatus l = leadership;
-        return l != null && l.isSelf();
+        LeaderElector e = elector;
+        return e != null && e.isLeader();
     }
 
-    private static String advertisedHost(InetSocketAddress bound) {
-        if (!bound.getAddress().isAnyLocalAddress()) {
-            return bound.getAddress().getHostAddress();
-        }
-        try {
-            return java.net.InetAddress.getLocalHost().getHostAddress();
-        } catch (java.net.UnknownHostException e) {
-            return "127.0.0.1";
-        }
-    }
-
-    private void reapOnce() {
-        LeaderStatus leader = leadership;
-        if (leader == null || !leader.isSelf()) {
-            return;
-        }
-        core.reap(leader).whenComplete((result, error) -> {
-            reaperPasses.incrementAndGet();
-            if (error != null) {
-                reaperFailures.incrementAndGet();
-                log.warn("reaper pass failed: {}", error.toString());
-                return;
-            }
-            if (!result.getRequeued().isEmpty() || !result.getFailed().isEmpty() || !result.getCancelled().isEmpty()) {
-                log.info("reaper took back tasks: requeued {}, failed {}, cancelled {}", result.getRequeued(),
-                        result.getFailed(), result.getCancelled());
-                dispatcher.taskQueued();
-            }
-            if (result.isMore() && timers != null && !timers.isShutdown()) {
-                timers.execute(this::reapOnce);
-            }
-        });
+    /** Returns the settings this master was built with. */
+    public MasterOptions getOptions() {
+        return options;
     }
 
     /** Returns the master's id. */
@@ -313,7 +201,7 @@ public final class SchedulerMaster implements AutoCloseable {
     /** Returns the address the RPC server is bound to (with the actual port when 0 was configured). */
     public InetSocketAddress getRpcAddress() {
         requireRunning();
-        return (InetSocketAddress) serverChannel.localAddress();
+        return rpc.localAddress();
     }
 
     /**
@@ -335,38 +223,7 @@ public final class SchedulerMaster implements AutoCloseable {
     public CompletableFuture<TaskHandle> submitAsync(TaskSpec spec) {
         requireRunning();
         Objects.requireNonNull(spec, "spec");
-        TaskDefinition task = spec.toDefinition();
-        dispatcher.submitting(task.getTaskId());
-        Dispatcher.SubmitClaim claim = dispatcher.claimOnSubmit();
-        if (claim == null) {
-            return core.submit(task).thenApply((SubmitResult r) -> {
-                dispatcher.taskQueued();
-                return handleOf(spec, r);
-            });
-        }
-        // The leader, queue empty, workers connected: the submission's own script run also claims,
-        // so the task is assigned one Redis round trip sooner than by the round a signal starts.
-        // A call that failed in transit may have run: repeated once with the same request id, it
-        // answers EXISTS and the first claim's answer, so no assignment is left undelivered.
-        CompletableFuture<SubmitAndClaimResult> call;
-        try {
-            call = core.submitAndClaim(task, claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader());
-        } catch (RuntimeException invalid) {
-            dispatcher.claimOnSubmitFailed(claim);
-            throw invalid;
-        }
-        return call
-                .exceptionallyCompose(e -> core.submitAndClaim(task, claim.sessions(), claim.batchSize(),
-                        claim.requestId(), claim.leader()))
-                .handle((SubmitAndClaimResult r, Throwable e) -> {
-                    if (e != null) {
-                        dispatcher.claimOnSubmitFailed(claim); // whatever it left in the queue, rounds take
-                        throw e instanceof java.util.concurrent.CompletionException c ? c
-                                : new java.util.concurrent.CompletionException(e);
-                    }
-                    dispatcher.claimedOnSubmit(claim, r.getClaims());
-                    return handleOf(spec, r.getSubmit());
-                });
+        return dispatcher.submit(spec.toDefinition()).thenApply(result -> handleOf(spec, result));
     }
 
     /** The handle of a submission's task; for an id that existed, only if it is the same task. */
@@ -482,7 +339,7 @@ public final class SchedulerMaster implements AutoCloseable {
             await(core.listTasks(TaskState.QUEUED, (int) offset, (int) Math.min(1000, ahead - offset))).getTasks()
                     .stream().filter(t -> !t.getTaskId().equals(taskId)).forEach(before::add);
         }
-        LeaderStatus leader = leadership;
+        LeaderStatus leader = elector.current();
         if (leader != null && leader.getDeadlineMillis() < System.currentTimeMillis()) {
             leader = null; // its lease ran out since this master last looked: nobody may lead now
         }
@@ -541,28 +398,7 @@ public final class SchedulerMaster implements AutoCloseable {
     /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher, event-stream and log figures. */
     public HealthSnapshot health() {
         requireRunning();
-        CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
-        CompletableFuture<Long> queue = core.queueDepth();
-        CompletableFuture<Long> parked = core.parkedCount();
-        CompletableFuture<TaskPage> assigned = core.listTasks(TaskState.ASSIGNED, 0, 1);
-        CompletableFuture<TaskPage> running = core.listTasks(TaskState.RUNNING, 0, 1);
-        Map<WorkerState, Integer> byState = new EnumMap<>(WorkerState.class);
-        for (WorkerInfo w : await(workers)) {
-            byState.merge(w.getState(), 1, Integer::sum);
-        }
-        int loops = 0;
-        long pending = 0;
-        for (EventExecutor executor : io) {
-            loops++;
-            if (executor instanceof SingleThreadEventExecutor single) {
-                pending += single.pendingTasks();
-            }
-        }
-        TaskLogManager.Load load = logs.load();
-        return new HealthSnapshot(masterId, isLeader(), transport.toString(), registry.size(), byState, await(queue),
-                await(parked), await(assigned).getTotal(), await(running).getTotal(), loops, pending, dispatcher.getRounds(),
-                dispatcher.getSent(), reaperPasses.get(), reaperFailures.get(), watcher.getGaps(), load.writeBacklog(), load.syncBacklog(),
-                load.openFiles(), load.followers());
+        return health.read(this::await);
     }
 
     CancelResult cancel(String taskId) {
@@ -584,41 +420,6 @@ public final class SchedulerMaster implements AutoCloseable {
         return watcher;
     }
 
-    /**
-     * The log manager's record lookup (see {@link TaskLogManager.RecordLookup}): the task's newest
-     * attempt, and how a task that has no log file here ended, from its record.
-     */
-    private CompletableFuture<TaskLogManager.Recorded> lookUpForLogs(String taskId) {
-        return core.getTask(taskId).thenApply(found -> found.map(task -> new TaskLogManager.Recorded(
-                task.getAttempt() == 0 ? -1 : task.getEpoch(), task.getAttempt(), task.getTraceId(), endWithoutLog(task)))
-                .orElse(null));
-    }
-
-    /**
-     * The END_OF_STREAM for followers of a task that has no log file here, or null to wait. A task
-     * ended with no line to come when its worker recorded that its last attempt printed nothing,
-     * or when it never ran; one that ended without its worker recording the end (failed by the
-     * reaper, cancelled on a lost worker) ends its followers marked incomplete, as the manager's
-     * abandon would. A task not ended, or whose last attempt printed lines that are not in a file
-     * yet, is waited for.
-     */
-    private static LogRecord endWithoutLog(TaskRecord task) {
-        if (!task.getState().isTerminal()) {
-            return null;
-        }
-        String taskId = task.getTaskId();
-        String state = task.getState().name();
-        if (task.getAttempt() == 0 || task.getLogLines() == 0) {
-            return LogRecord.endOfStream(taskId, task.getAttempt(), task.getEpoch(), state, true, null);
-        }
-        if (task.getLogLines() > 0) {
-            return null;
-        }
-        return LogRecord.endOfStream(taskId, task.getAttempt(), task.getEpoch(), state, false,
-                "the task ended without its worker reporting the end of its log, and this master has no log"
-                        + " file for it");
-    }
-
     /** Follows a task's log (see {@link TaskHandle#followLogs}); a log whose task ended unseen by this master is ended. */
     LogFollow followLogs(String taskId, Consumer<LogRecord> consumer) {
         requireRunning();
@@ -629,12 +430,12 @@ public final class SchedulerMaster implements AutoCloseable {
 
     private <T> T await(CompletableFuture<T> future) {
         try {
-            return future.get(config.apiTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            return future.get(options.getApiTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SchedulerException("interrupted while waiting for Redis", true, e);
         } catch (TimeoutException e) {
-            throw new SchedulerException("Redis did not answer within " + config.apiTimeout, true, e);
+            throw new SchedulerException("Redis did not answer within " + options.getApiTimeout(), true, e);
         } catch (java.util.concurrent.ExecutionException e) {
             Throwable cause = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
                     ? e.getCause().getCause() : e.getCause();
@@ -645,30 +446,26 @@ public final class SchedulerMaster implements AutoCloseable {
         }
     }
 
-    private synchronized void requireRunning() {
-        if (state != State.RUNNING) {
-            throw new IllegalStateException("master " + masterId + " is " + state.name().toLowerCase() + ", not running");
-        }
+    private void requireRunning() {
+        lifecycle.requireRunning();
     }
 
     /**
-     * Stops the master in order: no new connections or dispatches, the reaper and watcher stop,
-     * worker connections close (workers keep running their tasks and reconnect to another master),
-     * logs are flushed. Idempotent; returns without waiting (see {@link #awaitTermination}).
+     * Begins an orderly stop: no new connections or dispatches, the reaper and watcher stop, the
+     * leadership lease is given up, worker connections close (workers keep running their tasks
+     * and reconnect to another master), logs are flushed. Idempotent; returns without waiting
+     * (see {@link #awaitTermination}).
      */
     public void shutdown() {
-        synchronized (this) {
-            if (state == State.SHUTDOWN || state == State.TERMINATED) {
-                return;
-            }
-            state = State.SHUTDOWN;
+        Lifecycle.Stop stop = lifecycle.beginStop();
+        if (stop == Lifecycle.Stop.BEGUN) {
+            lifecycle.stopInBackground("rls-master-shutdown", this::stopAll);
+        } else if (stop == Lifecycle.Stop.NEVER_STARTED && ownClient != null) {
+            ownClient.close();
         }
-        Thread stopper = new Thread(this::stopAll, "rls-master-shutdown");
-        stopper.setDaemon(true);
-        stopper.start();
     }
 
-    /** As {@link #shutdown()}: a master runs no tasks itself, so there is nothing more to interrupt. */
+    /** As {@link #shutdown()}: a master runs no tasks itself, so there is nothing more to stop at once. */
     public void shutdownNow() {
         shutdown();
     }
@@ -681,24 +478,15 @@ public final class SchedulerMaster implements AutoCloseable {
             if (timers != null) {
                 timers.shutdownNow();
             }
-            if (core != null && isLeader()) {
-                try {
-                    core.resignLeadership(masterId).get(2, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    log.debug("could not resign leadership: {}", e.toString());
-                }
+            if (elector != null) {
+                elector.resign();
             }
-            if (serverChannel != null) {
-                serverChannel.close().syncUninterruptibly();
+            if (rpc != null) {
+                rpc.closeListener();
             }
-            for (ConnectedWorker w : registry.snapshot()) {
-                w.getChannel().close();
-            }
-            if (io != null) {
-                io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-            }
-            if (boss != null) {
-                boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+            closeWorkerConnections();
+            if (rpc != null) {
+                rpc.shutdownEventLoops();
             }
             if (watcher != null) {
                 watcher.close();
@@ -709,16 +497,10 @@ public final class SchedulerMaster implements AutoCloseable {
             if (core != null) {
                 core.close();
             }
+        } finally {
             if (ownClient != null) {
                 ownClient.close();
             }
-        } catch (RuntimeException e) {
-            log.warn("error while stopping master {}: {}", masterId, e.toString());
-        } finally {
-            synchronized (this) {
-                state = State.TERMINATED;
-            }
-            terminated.countDown();
             log.info("master {} stopped", masterId);
         }
     }
@@ -729,33 +511,28 @@ public final class SchedulerMaster implements AutoCloseable {
      * @return true if it stopped within the timeout
      */
     public boolean awaitTermination(Duration timeout) throws InterruptedException {
-        return terminated.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        return lifecycle.awaitTermination(timeout);
+    }
+
+    /** Returns whether a stop has begun ({@link #shutdown()} or {@link #close()} was called, or start failed). */
+    public boolean isShutdown() {
+        return lifecycle.isShutdown();
     }
 
     /** Returns whether the master has fully stopped. */
     public boolean isTerminated() {
-        return terminated.getCount() == 0;
+        return lifecycle.isTerminated();
     }
 
-    /** Shuts down and waits up to 15 s for termination. */
+    /**
+     * Stops now ({@link #shutdownNow()}, the same as {@link #shutdown()} on a master) and waits up
+     * to 15 s for the master to stop. On a master and on a worker alike, {@code close()} stops at
+     * once rather than draining: a worker's attempts are stopped and re-queued by the reaper.
+     */
     @Override
     public void close() {
-        synchronized (this) {
-            if (state == State.NEW) {
-                state = State.TERMINATED;
-                terminated.countDown();
-                if (ownClient != null) {
-                    ownClient.close();
-                }
-                return;
-            }
-        }
-        shutdown();
-        try {
-            awaitTermination(Duration.ofSeconds(15));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        shutdownNow();
+        lifecycle.awaitQuietly(Duration.ofSeconds(15));
     }
 
     private static String defaultMasterId() {
@@ -764,27 +541,17 @@ public final class SchedulerMaster implements AutoCloseable {
         return id.length() > 128 ? id.substring(0, 128) : id;
     }
 
-    /** Builds a {@link SchedulerMaster}; setters validate at once, {@link #build()} across fields. Not thread-safe. */
+    /**
+     * Builds a {@link SchedulerMaster}: its Redis connection and secret, and its
+     * {@link MasterOptions} (set whole with {@link #options} or one by one with the setters here,
+     * which validate at once). Each {@link #build()} takes a copy: a setter called afterwards
+     * changes no master already built. Not thread-safe.
+     */
     public static final class Builder {
         private RedisURI redisUri;
         private RedisClient client;
-        private String bindHost = "0.0.0.0";
-        private int rpcPort = DEFAULT_RPC_PORT;
         private byte[] secret;
-        private String masterId;
-        private CoreOptions coreOptions = CoreOptions.defaults();
-        private Path logDirectory = DEFAULT_LOG_DIRECTORY;
-        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
-        private int dispatchBatch = DEFAULT_DISPATCH_BATCH;
-        private Duration reapInterval = DEFAULT_REAP_INTERVAL;
-        private Duration dispatchInterval = DEFAULT_DISPATCH_INTERVAL;
-        private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
-        private Duration apiTimeout = DEFAULT_API_TIMEOUT;
-        private Duration leaderLease = DEFAULT_LEADER_LEASE;
-        private String advertisedHost;
-        private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
-        private NettyTransport transport = NettyTransport.best();
-        private boolean standbyOnly;
+        private MasterOptions.Builder options = MasterOptions.builder();
 
         private Builder() {
         }
@@ -803,21 +570,6 @@ public final class SchedulerMaster implements AutoCloseable {
             return this;
         }
 
-        /** Sets the interface to bind the RPC server to; default all interfaces ("0.0.0.0"). */
-        public Builder bindHost(String host) {
-            this.bindHost = Objects.requireNonNull(host, "host");
-            return this;
-        }
-
-        /** Sets the RPC port, 0 (any free port) to 65535; default 9000. */
-        public Builder rpcPort(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("rpcPort must be between 0 and 65535, was " + port);
-            }
-            this.rpcPort = port;
-            return this;
-        }
-
         /** Sets the shared secret workers must prove they know; at least 16 bytes. Required. */
         public Builder secret(byte[] secret) {
             this.secret = HandshakeProof.requireValidSecret(secret).clone();
@@ -829,108 +581,105 @@ public final class SchedulerMaster implements AutoCloseable {
             return secret(Objects.requireNonNull(secret, "secret").getBytes(StandardCharsets.UTF_8));
         }
 
-        /** Sets this master's id; default "master-&lt;pid&gt;-&lt;host&gt;". */
+        /** Sets every option at once, replacing what the setters below set before. */
+        public Builder options(MasterOptions options) {
+            this.options = Objects.requireNonNull(options, "options").mutate();
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#bindHost}. */
+        public Builder bindHost(String host) {
+            options.bindHost(host);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#rpcPort}. */
+        public Builder rpcPort(int port) {
+            options.rpcPort(port);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#masterId}. */
         public Builder masterId(String id) {
-            this.masterId = TaskIds.require(id, "master id");
+            options.masterId(id);
             return this;
         }
 
-        /** Sets the lease core settings (namespace, leases, limits); default {@link CoreOptions#defaults()}. */
-        public Builder coreOptions(CoreOptions options) {
-            this.coreOptions = Objects.requireNonNull(options, "options");
+        /** See {@link MasterOptions.Builder#coreOptions}. */
+        public Builder coreOptions(CoreOptions coreOptions) {
+            options.coreOptions(coreOptions);
             return this;
         }
 
-        /** Sets the directory of task log files; default "logs". Created if missing. */
+        /** See {@link MasterOptions.Builder#logDirectory}. */
         public Builder logDirectory(Path dir) {
-            this.logDirectory = Objects.requireNonNull(dir, "dir");
+            options.logDirectory(dir);
             return this;
         }
 
-        /** Sets the number of I/O event loops, 1 to 256; default min(4, cores). */
+        /** See {@link MasterOptions.Builder#ioThreads}. */
         public Builder ioThreads(int threads) {
-            if (threads < 1 || threads > 256) {
-                throw new IllegalArgumentException("ioThreads must be between 1 and 256, was " + threads);
-            }
-            this.ioThreads = threads;
+            options.ioThreads(threads);
             return this;
         }
 
-        /** Sets the assignments per worker per dispatch round, 1 to 1000; default 16. */
+        /** See {@link MasterOptions.Builder#dispatchBatch}. */
         public Builder dispatchBatch(int batch) {
-            if (batch < 1 || batch > 1000) {
-                throw new IllegalArgumentException("dispatchBatch must be between 1 and 1000, was " + batch);
-            }
-            this.dispatchBatch = batch;
+            options.dispatchBatch(batch);
             return this;
         }
 
-        /** Sets the reaper's period, 1 ms to 1 h; default 500 ms. */
+        /** See {@link MasterOptions.Builder#reapInterval}. */
         public Builder reapInterval(Duration interval) {
-            this.reapInterval = range(interval, Duration.ofMillis(1), Duration.ofHours(1), "reapInterval");
+            options.reapInterval(interval);
             return this;
         }
 
-        /** Sets the period of the backstop dispatch round, 1 ms to 1 h; default 1 s. */
+        /** See {@link MasterOptions.Builder#dispatchInterval}. */
         public Builder dispatchInterval(Duration interval) {
-            this.dispatchInterval = range(interval, Duration.ofMillis(1), Duration.ofHours(1), "dispatchInterval");
+            options.dispatchInterval(interval);
             return this;
         }
 
-        /** Sets how long a new connection has to authenticate, 10 ms to 1 h; default 10 s. */
+        /** See {@link MasterOptions.Builder#handshakeTimeout}. */
         public Builder handshakeTimeout(Duration timeout) {
-            this.handshakeTimeout = range(timeout, Duration.ofMillis(10), Duration.ofHours(1), "handshakeTimeout");
+            options.handshakeTimeout(timeout);
             return this;
         }
 
-        /**
-         * Sets the leadership lease: only the master holding it dispatches and reaps; the others
-         * accept submissions and queries and send connecting workers to the leader. Renewed every
-         * third of it; a leader that cannot renew for the whole lease steps down. 100 ms to 1 h;
-         * default 10 s.
-         */
+        /** See {@link MasterOptions.Builder#leaderLease}. */
         public Builder leaderLease(Duration lease) {
-            this.leaderLease = range(lease, Duration.ofMillis(100), Duration.ofHours(1), "leaderLease");
+            options.leaderLease(lease);
             return this;
         }
 
-        /**
-         * Makes this master standby-only (default false): it never acquires the leadership lease,
-         * even when no master holds it, so it never dispatches or reaps. It still accepts
-         * submissions, cancels and queries, follows task events and completes result futures,
-         * and sends workers that connect to it on to the current leader (it reads who leads, by
-         * the Redis clock, every third of {@link #leaderLease(Duration)}). For an "API-only"
-         * master embedded in an application (a lab portal, a CLI, a test harness) beside
-         * dedicated masters that lead: it can never take leadership from them, and stopping or
-         * crashing it never causes a failover. Tasks submitted through it wait in the queue until
-         * some other master leads.
-         */
+        /** See {@link MasterOptions.Builder#standbyOnly}. */
         public Builder standbyOnly(boolean standbyOnly) {
-            this.standbyOnly = standbyOnly;
+            options.standbyOnly(standbyOnly);
             return this;
         }
 
-        /** Sets the host workers should use to reach this master; default the bound address, or the host's address when bound to all. */
+        /** See {@link MasterOptions.Builder#advertisedHost}. */
         public Builder advertisedHost(String host) {
-            this.advertisedHost = Objects.requireNonNull(host, "host");
+            options.advertisedHost(host);
             return this;
         }
 
-        /** Sets the bound of the blocking API methods, 1 ms to 1 day; default 30 s. */
+        /** See {@link MasterOptions.Builder#apiTimeout}. */
         public Builder apiTimeout(Duration timeout) {
-            this.apiTimeout = range(timeout, Duration.ofMillis(1), Duration.ofDays(1), "apiTimeout");
+            options.apiTimeout(timeout);
             return this;
         }
 
-        /** Sets the codec settings (maximum frame length); default {@link ProtocolOptions#defaults()}. */
-        public Builder protocolOptions(ProtocolOptions options) {
-            this.protocolOptions = Objects.requireNonNull(options, "options");
+        /** See {@link MasterOptions.Builder#protocolOptions}. */
+        public Builder protocolOptions(ProtocolOptions protocolOptions) {
+            options.protocolOptions(protocolOptions);
             return this;
         }
 
-        /** Sets the socket transport; default epoll where available, else NIO. */
+        /** See {@link MasterOptions.Builder#transport}. */
         public Builder transport(NettyTransport transport) {
-            this.transport = Objects.requireNonNull(transport, "transport");
+            options.transport(transport);
             return this;
         }
 
@@ -946,21 +695,7 @@ public final class SchedulerMaster implements AutoCloseable {
             if (secret == null) {
                 throw new IllegalStateException("a shared secret is required: call secret(...)");
             }
-            return new SchedulerMaster(this);
-        }
-
-        /**
-         * Checks a duration setting against its range, in the setter (found by review: only
-         * "positive" was checked, and 0.5 ms intervals, a 0 ms leadership lease renewed every
-         * millisecond, or a timeout beyond a long of nanoseconds failed later, in start() or mid-call).
-         */
-        private static Duration range(Duration d, Duration min, Duration max, String name) {
-            Objects.requireNonNull(d, name);
-            if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-                throw new IllegalArgumentException(name + " must be " + min.toString().substring(2).toLowerCase()
-                        + " to " + max.toString().substring(2).toLowerCase() + ", was " + d);
-            }
-            return d;
+            return new SchedulerMaster(this, options.build());
         }
     }
 }

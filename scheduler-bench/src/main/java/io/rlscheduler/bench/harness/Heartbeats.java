@@ -108,7 +108,7 @@ public final class Heartbeats implements EndToEndBenchmark {
                 new Param("redisConnections", "4", "Redis connections shared by all simulated workers"),
                 new Param("connectConcurrency", "500", "most workers between registration and accepted handshake at once"),
                 new Param("masterDispatchIntervalMs", Long.toString(
-                        io.rlscheduler.master.SchedulerMaster.DEFAULT_DISPATCH_INTERVAL.toMillis()),
+                        io.rlscheduler.master.MasterOptions.DEFAULT_DISPATCH_INTERVAL.toMillis()),
                         "period of the master's backstop dispatch round, ms (its default)"),
                 new Param("aof", "off", "persistence of the started Redis: off, everysec or always"));
     }

@@ -133,7 +133,7 @@ public final class LogStream implements EndToEndBenchmark {
             Baseline baseline;
             Map<String, Object> cpu;
             try (LocalCluster cluster = LocalCluster.start(
-                    new LocalCluster.Settings(1, 1, executor, SchedulerMaster.DEFAULT_DISPATCH_BATCH, p.get("aof"), dir))) {
+                    new LocalCluster.Settings(1, 1, executor, io.rlscheduler.master.MasterOptions.DEFAULT_DISPATCH_BATCH, p.get("aof"), dir))) {
                 System.out.println("# " + name() + ": Redis " + cluster.persistence() + "; 1 worker, python "
                         + executor.getPython() + ", stdout " + mode);
                 int warmupRounds = 0;

@@ -5,12 +5,16 @@ import io.rlscheduler.core.Assignment;
 import io.rlscheduler.core.ClaimResult;
 import io.rlscheduler.core.ClaimStatus;
 import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.SubmitAndClaimResult;
+import io.rlscheduler.core.SubmitResult;
+import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.WorkerSession;
 import io.rlscheduler.protocol.ExecuteTask;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -130,10 +134,50 @@ public final class Dispatcher {
     }
 
     /**
+     * Submits a task and signals the work it brings. While the queue is known empty and a worker
+     * is connected (see {@link #claimOnSubmit()}), the submission's own script run also claims,
+     * so the task is assigned one Redis round trip sooner than by the round a signal starts; a
+     * call that failed in transit may have run, so it is repeated once with the same request id,
+     * which answers EXISTS and the first claim's answer, and no assignment is left undelivered.
+     * Otherwise the task is only queued and a round is asked for. Never blocks.
+     *
+     * @return the submission's answer; completes exceptionally if Redis refused or failed it
+     * @throws IllegalArgumentException if the task cannot be sent as it is (nothing was written)
+     */
+    public CompletableFuture<SubmitResult> submit(TaskDefinition task) {
+        submitting(task.getTaskId());
+        SubmitClaim claim = claimOnSubmit();
+        if (claim == null) {
+            return core.submit(task).thenApply(result -> {
+                taskQueued();
+                return result;
+            });
+        }
+        CompletableFuture<SubmitAndClaimResult> call;
+        try {
+            call = core.submitAndClaim(task, claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader());
+        } catch (RuntimeException invalid) {
+            claimOnSubmitFailed(claim);
+            throw invalid;
+        }
+        return call
+                .exceptionallyCompose(e -> core.submitAndClaim(task, claim.sessions(), claim.batchSize(),
+                        claim.requestId(), claim.leader()))
+                .handle((SubmitAndClaimResult result, Throwable e) -> {
+                    if (e != null) {
+                        claimOnSubmitFailed(claim);
+                        throw e instanceof CompletionException c ? c : new CompletionException(e);
+                    }
+                    claimedOnSubmit(claim, result.getClaims());
+                    return result.getSubmit();
+                });
+    }
+
+    /**
      * The workers a submission may claim for in its own script run, with the leadership and a
      * request id (see {@link #claimOnSubmit()}).
      */
-    public record SubmitClaim(List<ConnectedWorker> workers, List<WorkerSession> sessions,
+    record SubmitClaim(List<ConnectedWorker> workers, List<WorkerSession> sessions,
                               io.rlscheduler.core.LeaderStatus leader, String requestId, int batchSize) {
     }
 
@@ -143,10 +187,10 @@ public final class Dispatcher {
      * running, the queue must be known empty (so the claim serves the new task, behind nothing the
      * rounds would have served first), a worker must be connected, and no other submission may be
      * on its way (one alone would run alone anyway; many go faster batched, and claimed by rounds).
-     * A non-null answer must be followed by {@link #claimedOnSubmit} or {@link #claimOnSubmitFailed}.
-     * Never blocks.
+     * A non-null answer is followed by {@link #claimedOnSubmit} or {@link #claimOnSubmitFailed}
+     * ({@link #submit} does both). Never blocks.
      */
-    public SubmitClaim claimOnSubmit() {
+    SubmitClaim claimOnSubmit() {
         if (stopped || running.get() || emptyAt != workSignals.get() || core.submissionsInFlight() > 0) {
             return null;
         }
@@ -184,7 +228,7 @@ public final class Dispatcher {
      * assignments, and signals work when tasks are left in the queue (none of the workers had room
      * for the new task, or the claim was refused) so that rounds pick them up.
      */
-    public void claimedOnSubmit(SubmitClaim claim, List<ClaimResult> results) {
+    void claimedOnSubmit(SubmitClaim claim, List<ClaimResult> results) {
         submitClaimInFlight.set(false);
         boolean left = false;
         for (int i = 0; i < results.size(); i++) {
@@ -205,7 +249,7 @@ public final class Dispatcher {
      * this, every task assigned in its submission's own run would still cost a claim round when
      * its event arrived.
      */
-    public void submitting(String taskId) {
+    void submitting(String taskId) {
         if (ownSubmissions.size() >= MAX_OWN_SUBMISSIONS) {
             ownSubmissions.clear(); // events were missed (trimmed, a reconnect): at worst a spare round each
         }
@@ -221,7 +265,7 @@ public final class Dispatcher {
     }
 
     /** The submission's own run failed: whatever it left in the queue, rounds take. */
-    public void claimOnSubmitFailed(SubmitClaim claim) {
+    void claimOnSubmitFailed(SubmitClaim claim) {
         submitClaimInFlight.set(false);
         taskQueued();
     }

@@ -9,6 +9,7 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SubmitAndClaimResult;
+import io.rlscheduler.core.SubmitResult;
 import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerRegistration;
@@ -172,5 +173,25 @@ class DispatcherIT {
         assertThat(core.getTask("lost").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
         awaitIdle();
         await().atMost(Duration.ofSeconds(10)).until(() -> !dispatcher.isRunning() && dispatcher.claimOnSubmit() != null);
+    }
+
+    @Test
+    void submitQueuesAndSignalsUntilTheQueueIsKnownEmptyThenClaimsInItsOwnRun() {
+        SubmitResult first = dispatcher.submit(TaskDefinition.builder("s1").cpuSlots(1)
+                .specJson("{\"script\":\"noop.py\"}").build()).orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(first.isCreated()).isTrue();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
+        assertThat(dispatcher.getClaimedOnSubmit()).as("the queue was not known empty: a round claimed it").isZero();
+        awaitIdle();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !dispatcher.isRunning());
+
+        long rounds = dispatcher.getRounds();
+        SubmitResult second = dispatcher.submit(TaskDefinition.builder("s2").cpuSlots(1)
+                .specJson("{\"script\":\"noop.py\"}").build()).orTimeout(10, TimeUnit.SECONDS).join();
+        assertThat(second.getTask().getTaskId()).isEqualTo("s2");
+        assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 2);
+        assertThat(dispatcher.getRounds()).as("no round was needed").isEqualTo(rounds);
+        assertThat(core.getTask("s2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
     }
 }

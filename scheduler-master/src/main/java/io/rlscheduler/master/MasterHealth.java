@@ -1,0 +1,72 @@
+package io.rlscheduler.master;
+
+import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.TaskPage;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.master.internal.Dispatcher;
+import io.rlscheduler.master.internal.LeaderElector;
+import io.rlscheduler.master.internal.Reaper;
+import io.rlscheduler.master.internal.RpcServer;
+import io.rlscheduler.master.internal.TaskLogManager;
+import io.rlscheduler.master.internal.TaskWatcher;
+import io.rlscheduler.master.internal.WorkerRegistry;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Assembles a {@link HealthSnapshot}: the Redis figures (workers by state, queue, parked,
+ * assigned and running tasks) read in parallel, beside the master's own counters.
+ */
+final class MasterHealth {
+
+    private final String masterId;
+    private final LeaseCore core;
+    private final WorkerRegistry registry;
+    private final RpcServer rpc;
+    private final LeaderElector elector;
+    private final Dispatcher dispatcher;
+    private final Reaper reaper;
+    private final TaskWatcher watcher;
+    private final TaskLogManager logs;
+
+    MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
+                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs) {
+        this.masterId = masterId;
+        this.core = core;
+        this.registry = registry;
+        this.rpc = rpc;
+        this.elector = elector;
+        this.dispatcher = dispatcher;
+        this.reaper = reaper;
+        this.watcher = watcher;
+        this.logs = logs;
+    }
+
+    /** Waits for one Redis answer within the API timeout. */
+    interface Await {
+        <T> T await(CompletableFuture<T> answer);
+    }
+
+    /** Reads the snapshot; {@code await} bounds each Redis answer. */
+    HealthSnapshot read(Await await) {
+        CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
+        CompletableFuture<Long> queue = core.queueDepth();
+        CompletableFuture<Long> parked = core.parkedCount();
+        CompletableFuture<TaskPage> assigned = core.listTasks(TaskState.ASSIGNED, 0, 1);
+        CompletableFuture<TaskPage> running = core.listTasks(TaskState.RUNNING, 0, 1);
+        Map<WorkerState, Integer> byState = new EnumMap<>(WorkerState.class);
+        for (WorkerInfo w : await.await(workers)) {
+            byState.merge(w.getState(), 1, Integer::sum);
+        }
+        TaskLogManager.Load load = logs.load();
+        return new HealthSnapshot(masterId, elector.isLeader(), rpc.transportName(), registry.size(), byState,
+                await.await(queue), await.await(parked), await.await(assigned).getTotal(),
+                await.await(running).getTotal(), rpc.eventLoops(), rpc.pendingEventLoopTasks(),
+                dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
+                load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers());
+    }
+}

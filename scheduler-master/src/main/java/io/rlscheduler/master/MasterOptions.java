@@ -1,0 +1,298 @@
+package io.rlscheduler.master;
+
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.internal.Checks;
+import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ProtocolOptions;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Immutable settings of a {@link SchedulerMaster}: everything but its Redis connection and its
+ * secret, which {@link SchedulerMaster.Builder} takes beside them. Thread-safe; share one instance.
+ *
+ * <pre>
+ *  setting            default                 unit / range
+ *  -----------------  ----------------------  -----------------------------------------------------
+ *  bindHost           0.0.0.0                 interface the RPC server binds to
+ *  rpcPort            9000                    0 (any free port) to 65535
+ *  masterId           master-&lt;pid&gt;-&lt;host&gt;   this master's id in Redis and in logs
+ *  coreOptions        CoreOptions.defaults()  namespace, leases, limits of the lease core
+ *  logDirectory       logs                    task log files; created if missing
+ *  ioThreads          min(4, cores)           RPC event loops, 1 to 256
+ *  dispatchBatch      16                      assignments per worker per dispatch round, 1 to 1000
+ *  reapInterval       500 ms                  reaper period, 1 ms to 1 h
+ *  dispatchInterval   1 s                     backstop dispatch round period, 1 ms to 1 h
+ *  handshakeTimeout   10 s                    time a new connection has to authenticate, 10 ms to 1 h
+ *  apiTimeout         30 s                    bound of the blocking API methods, 1 ms to 1 day
+ *  leaderLease        10 s                    leadership lease, renewed every third, 100 ms to 1 h
+ *  advertisedHost     (bound address)         host workers are sent to when this master leads
+ *  protocolOptions    ProtocolOptions         codec settings (maximum frame length)
+ *  transport          epoll, else NIO         socket transport
+ *  standbyOnly        false                   never seeks the leadership lease
+ * </pre>
+ */
+public final class MasterOptions {
+
+    /** Default RPC port. */
+    public static final int DEFAULT_RPC_PORT = 9000;
+    /** Default interface to bind: all. */
+    public static final String DEFAULT_BIND_HOST = "0.0.0.0";
+    /** Default log directory, relative to the working directory. */
+    public static final Path DEFAULT_LOG_DIRECTORY = Path.of("logs");
+    /** Default assignments per worker per dispatch round. */
+    public static final int DEFAULT_DISPATCH_BATCH = 16;
+    /**
+     * Default period of the reaper: 500 ms, so that a dead worker's task runs again within its
+     * task lease plus about half a second (a pass with nothing due is one cheap script run).
+     */
+    public static final Duration DEFAULT_REAP_INTERVAL = Duration.ofMillis(500);
+    /** Default period of the backstop dispatch round (dispatch is event-driven; this only catches up). */
+    public static final Duration DEFAULT_DISPATCH_INTERVAL = Duration.ofSeconds(1);
+    /** Default time a new connection has to authenticate. */
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+    /** Default bound of the blocking API methods. */
+    public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
+    /** Default length of the leadership lease; the leader renews it every third of it. */
+    public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
+
+    private final String bindHost;
+    private final int rpcPort;
+    private final String masterId;
+    private final CoreOptions coreOptions;
+    private final Path logDirectory;
+    private final int ioThreads;
+    private final int dispatchBatch;
+    private final Duration reapInterval;
+    private final Duration dispatchInterval;
+    private final Duration handshakeTimeout;
+    private final Duration apiTimeout;
+    private final Duration leaderLease;
+    private final String advertisedHost;
+    private final ProtocolOptions protocolOptions;
+    private final NettyTransport transport;
+    private final boolean standbyOnly;
+
+    private MasterOptions(Builder b) {
+        this.bindHost = b.bindHost;
+        this.rpcPort = b.rpcPort;
+        this.masterId = b.masterId;
+        this.coreOptions = b.coreOptions;
+        this.logDirectory = b.logDirectory;
+        this.ioThreads = b.ioThreads;
+        this.dispatchBatch = b.dispatchBatch;
+        this.reapInterval = b.reapInterval;
+        this.dispatchInterval = b.dispatchInterval;
+        this.handshakeTimeout = b.handshakeTimeout;
+        this.apiTimeout = b.apiTimeout;
+        this.leaderLease = b.leaderLease;
+        this.advertisedHost = b.advertisedHost;
+        this.protocolOptions = b.protocolOptions;
+        this.transport = b.transport;
+        this.standbyOnly = b.standbyOnly;
+    }
+
+    /** Returns a builder with every setting at its default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Returns options with every setting at its default. */
+    public static MasterOptions defaults() {
+        return builder().build();
+    }
+
+    /** Returns a builder holding these settings. */
+    public Builder mutate() {
+        Builder b = new Builder();
+        b.bindHost = bindHost;
+        b.rpcPort = rpcPort;
+        b.masterId = masterId;
+        b.coreOptions = coreOptions;
+        b.logDirectory = logDirectory;
+        b.ioThreads = ioThreads;
+        b.dispatchBatch = dispatchBatch;
+        b.reapInterval = reapInterval;
+        b.dispatchInterval = dispatchInterval;
+        b.handshakeTimeout = handshakeTimeout;
+        b.apiTimeout = apiTimeout;
+        b.leaderLease = leaderLease;
+        b.advertisedHost = advertisedHost;
+        b.protocolOptions = protocolOptions;
+        b.transport = transport;
+        b.standbyOnly = standbyOnly;
+        return b;
+    }
+
+    public String getBindHost() { return bindHost; }
+    public int getRpcPort() { return rpcPort; }
+    /** Returns the configured master id, or null for the default ("master-&lt;pid&gt;-&lt;host&gt;", made at build). */
+    public String getMasterId() { return masterId; }
+    public CoreOptions getCoreOptions() { return coreOptions; }
+    public Path getLogDirectory() { return logDirectory; }
+    public int getIoThreads() { return ioThreads; }
+    public int getDispatchBatch() { return dispatchBatch; }
+    public Duration getReapInterval() { return reapInterval; }
+    public Duration getDispatchInterval() { return dispatchInterval; }
+    public Duration getHandshakeTimeout() { return handshakeTimeout; }
+    public Duration getApiTimeout() { return apiTimeout; }
+    public Duration getLeaderLease() { return leaderLease; }
+    /** Returns the host workers are sent to, or null for the bound address (the host's address when bound to all). */
+    public String getAdvertisedHost() { return advertisedHost; }
+    public ProtocolOptions getProtocolOptions() { return protocolOptions; }
+    public NettyTransport getTransport() { return transport; }
+    public boolean isStandbyOnly() { return standbyOnly; }
+
+    @Override
+    public String toString() {
+        return "MasterOptions{bindHost=" + bindHost + ", rpcPort=" + rpcPort + ", masterId=" + masterId
+                + ", coreOptions=" + coreOptions + ", logDirectory=" + logDirectory + ", ioThreads=" + ioThreads
+                + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
+                + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
+                + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
+                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly + '}';
+    }
+
+    /** Builds {@link MasterOptions}; each setter validates at once. Not thread-safe. */
+    public static final class Builder {
+        private String bindHost = DEFAULT_BIND_HOST;
+        private int rpcPort = DEFAULT_RPC_PORT;
+        private String masterId;
+        private CoreOptions coreOptions = CoreOptions.defaults();
+        private Path logDirectory = DEFAULT_LOG_DIRECTORY;
+        private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        private int dispatchBatch = DEFAULT_DISPATCH_BATCH;
+        private Duration reapInterval = DEFAULT_REAP_INTERVAL;
+        private Duration dispatchInterval = DEFAULT_DISPATCH_INTERVAL;
+        private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
+        private Duration apiTimeout = DEFAULT_API_TIMEOUT;
+        private Duration leaderLease = DEFAULT_LEADER_LEASE;
+        private String advertisedHost;
+        private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
+        private NettyTransport transport = NettyTransport.best();
+        private boolean standbyOnly;
+
+        private Builder() {
+        }
+
+        /** Sets the interface to bind the RPC server to; default all interfaces ("0.0.0.0"). */
+        public Builder bindHost(String host) {
+            this.bindHost = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /** Sets the RPC port, 0 (any free port) to 65535; default 9000. */
+        public Builder rpcPort(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("rpcPort must be between 0 and 65535, was " + port);
+            }
+            this.rpcPort = port;
+            return this;
+        }
+
+        /** Sets this master's id; default "master-&lt;pid&gt;-&lt;host&gt;". */
+        public Builder masterId(String id) {
+            this.masterId = TaskIds.require(id, "master id");
+            return this;
+        }
+
+        /** Sets the lease core settings (namespace, leases, limits); default {@link CoreOptions#defaults()}. */
+        public Builder coreOptions(CoreOptions options) {
+            this.coreOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** Sets the directory of task log files; default "logs". Created if missing. */
+        public Builder logDirectory(Path dir) {
+            this.logDirectory = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /** Sets the number of I/O event loops, 1 to 256; default min(4, cores). */
+        public Builder ioThreads(int threads) {
+            this.ioThreads = Checks.range(threads, 1, 256, "ioThreads");
+            return this;
+        }
+
+        /** Sets the assignments per worker per dispatch round, 1 to 1000; default 16. */
+        public Builder dispatchBatch(int batch) {
+            this.dispatchBatch = Checks.range(batch, 1, 1000, "dispatchBatch");
+            return this;
+        }
+
+        /** Sets the reaper's period, 1 ms to 1 h; default 500 ms. */
+        public Builder reapInterval(Duration interval) {
+            this.reapInterval = Checks.range(interval, Duration.ofMillis(1), Duration.ofHours(1), "reapInterval");
+            return this;
+        }
+
+        /** Sets the period of the backstop dispatch round, 1 ms to 1 h; default 1 s. */
+        public Builder dispatchInterval(Duration interval) {
+            this.dispatchInterval = Checks.range(interval, Duration.ofMillis(1), Duration.ofHours(1), "dispatchInterval");
+            return this;
+        }
+
+        /** Sets how long a new connection has to authenticate, 10 ms to 1 h; default 10 s. */
+        public Builder handshakeTimeout(Duration timeout) {
+            this.handshakeTimeout = Checks.range(timeout, Duration.ofMillis(10), Duration.ofHours(1), "handshakeTimeout");
+            return this;
+        }
+
+        /**
+         * Sets the leadership lease: only the master holding it dispatches and reaps; the others
+         * accept submissions and queries and send connecting workers to the leader. Renewed every
+         * third of it; a leader that cannot renew for the whole lease steps down. 100 ms to 1 h;
+         * default 10 s.
+         */
+        public Builder leaderLease(Duration lease) {
+            this.leaderLease = Checks.range(lease, Duration.ofMillis(100), Duration.ofHours(1), "leaderLease");
+            return this;
+        }
+
+        /**
+         * Makes the master standby-only (default false): it never acquires the leadership lease,
+         * even when no master holds it, so it never dispatches or reaps. It still accepts
+         * submissions, cancels and queries, follows task events and completes result futures,
+         * and sends workers that connect to it on to the current leader (it reads who leads, by
+         * the Redis clock, every third of the leader lease). For an "API-only" master embedded in
+         * an application (a lab portal, a CLI, a test harness) beside dedicated masters that
+         * lead: it can never take leadership from them, and stopping or crashing it never causes
+         * a failover. Tasks submitted through it wait in the queue until some other master leads.
+         */
+        public Builder standbyOnly(boolean standbyOnly) {
+            this.standbyOnly = standbyOnly;
+            return this;
+        }
+
+        /** Sets the host workers should use to reach this master; default the bound address, or the host's address when bound to all. */
+        public Builder advertisedHost(String host) {
+            this.advertisedHost = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /** Sets the bound of the blocking API methods, 1 ms to 1 day; default 30 s. */
+        public Builder apiTimeout(Duration timeout) {
+            this.apiTimeout = Checks.range(timeout, Duration.ofMillis(1), Duration.ofDays(1), "apiTimeout");
+            return this;
+        }
+
+        /** Sets the codec settings (maximum frame length); default {@link ProtocolOptions#defaults()}. */
+        public Builder protocolOptions(ProtocolOptions options) {
+            this.protocolOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /** Sets the socket transport; default epoll where available, else NIO. */
+        public Builder transport(NettyTransport transport) {
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
+        }
+
+        /** Returns the options. */
+        public MasterOptions build() {
+            return new MasterOptions(this);
+        }
+    }
+}
