@@ -1,7 +1,6 @@
 package io.rlscheduler.master;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.internal.MetricLines;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -19,10 +18,7 @@ import java.util.Objects;
 public final class MetricPoint {
 
     /** The prefix of a metrics line, as the worker reads final metrics from it. */
-    public static final String PREFIX = "RLS_METRIC ";
-
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final TypeReference<LinkedHashMap<String, Object>> MAP = new TypeReference<>() { };
+    public static final String PREFIX = MetricLines.PREFIX;
 
     private final String taskId;
     private final int attempt;
@@ -41,15 +37,10 @@ public final class MetricPoint {
      * an END_OF_STREAM, or a line with the prefix whose rest is not a JSON object).
      */
     static MetricPoint of(LogRecord record) {
-        if (!record.isLine() || !record.getText().startsWith(PREFIX)) {
+        if (!record.isLine()) {
             return null;
         }
-        Map<String, Object> values;
-        try {
-            values = JSON.readValue(record.getText().substring(PREFIX.length()), MAP);
-        } catch (java.io.IOException e) {
-            return null;
-        }
+        Map<String, Object> values = MetricLines.parseValues(record.getText());
         if (values == null) {
             return null;
         }

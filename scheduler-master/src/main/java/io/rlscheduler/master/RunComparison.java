@@ -1,7 +1,6 @@
 package io.rlscheduler.master;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.internal.Json;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
@@ -34,8 +33,6 @@ public final class RunComparison {
     /** The most runs one comparison takes. */
     public static final int MAX_RUNS = 1000;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final TypeReference<LinkedHashMap<String, Object>> MAP = new TypeReference<>() { };
 
     /** One run: the task's script, parameters, state and final metrics. Immutable. */
     public static final class Run {
@@ -128,7 +125,7 @@ public final class RunComparison {
             return Map.of();
         }
         try {
-            Map<String, Object> value = JSON.readValue(json, MAP);
+            Map<String, Object> value = Json.map(json);
             if (value == null) {
                 throw new IOException("null, not an object");
             }

@@ -1,11 +1,9 @@
 package io.rlscheduler.master;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.internal.Json;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -14,7 +12,6 @@ import java.util.Map;
  */
 public final class TaskResult {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final TaskRecord record;
     private final Map<String, Object> finalMetrics;
@@ -29,7 +26,7 @@ public final class TaskResult {
             return Collections.emptyMap();
         }
         try {
-            return Collections.unmodifiableMap(JSON.readValue(json, new TypeReference<LinkedHashMap<String, Object>>() { }));
+            return Collections.unmodifiableMap(Json.map(json));
         } catch (java.io.IOException e) {
             return Collections.emptyMap();
         }

@@ -1,6 +1,7 @@
 package io.rlscheduler.master;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.internal.Json;
+import io.rlscheduler.core.internal.ReservedEnvironment;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.rlscheduler.core.TaskDefinition;
@@ -37,7 +38,6 @@ import java.util.regex.Pattern;
  */
 public final class TaskSpec {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern SCRIPT = Pattern.compile("[A-Za-z0-9._/-]{1,256}");
     private static final Pattern PARAM = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,63}");
     private static final Pattern ENV = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
@@ -116,9 +116,9 @@ public final class TaskSpec {
             compare(differences, "maxAttempts", existing.getMaxAttempts(), definition.getMaxAttempts());
         }
         try {
-            ObjectNode had = existing.getSpecJson() == null ? JSON.createObjectNode()
-                    : (ObjectNode) JSON.readTree(existing.getSpecJson());
-            ObjectNode has = (ObjectNode) JSON.readTree(definition.getSpecJson());
+            ObjectNode had = existing.getSpecJson() == null ? Json.object()
+                    : (ObjectNode) Json.tree(existing.getSpecJson());
+            ObjectNode has = (ObjectNode) Json.tree(definition.getSpecJson());
             for (String notCompared : List.of("traceId", "owner")) { // the owner: compared above
                 had.remove(notCompared);
                 has.remove(notCompared);
@@ -236,8 +236,7 @@ public final class TaskSpec {
          * would: the same rule as the worker's). A name given again replaces its value.
          */
         public Builder env(String name, String value) {
-            if (name == null || !ENV.matcher(name).matches() || name.startsWith("RLS_") || name.equals("CUDA_VISIBLE_DEVICES")
-                    || name.equals("CUDA_DEVICE_ORDER")) {
+            if (name == null || !ENV.matcher(name).matches() || ReservedEnvironment.isReserved(name)) {
                 throw new IllegalArgumentException("environment variable name must match [A-Za-z_][A-Za-z0-9_]*, "
                         + "not start with RLS_ and not be CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER; was '" + name + "'");
             }
@@ -333,7 +332,7 @@ public final class TaskSpec {
         }
 
         private String specJson(String trace) {
-            ObjectNode spec = JSON.createObjectNode();
+            ObjectNode spec = Json.object();
             spec.put("script", script);
             ObjectNode params = spec.putObject("parameters");
             parameters.forEach((k, v) -> {

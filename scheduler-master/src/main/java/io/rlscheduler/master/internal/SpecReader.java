@@ -1,10 +1,8 @@
 package io.rlscheduler.master.internal;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.rlscheduler.core.Assignment;
+import io.rlscheduler.core.internal.Json;
 import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.protocol.ResourceRequest;
 import java.io.IOException;
@@ -15,23 +13,19 @@ import java.io.IOException;
  */
 final class SpecReader {
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true));
-
     private SpecReader() {
     }
 
     static String traceId(String specJson) {
         try {
-            return JSON.readTree(specJson).path("traceId").asText("unknown");
+            return Json.exactTree(specJson).path("traceId").asText("unknown");
         } catch (IOException e) {
             return "unknown";
         }
     }
 
     static ExecuteTask executeTask(Assignment a) throws IOException {
-        JsonNode spec = JSON.readTree(a.getSpecJson());
+        JsonNode spec = Json.exactTree(a.getSpecJson());
         ExecuteTask.Builder msg = ExecuteTask.newBuilder()
                 .setTaskId(a.getTaskId())
                 .setEpoch(a.getEpoch())
