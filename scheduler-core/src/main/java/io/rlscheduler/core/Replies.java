@@ -83,15 +83,12 @@ final class Replies {
     /**
      * Reads a task's value in the tasks hash. The scripts write it as two lines, the record as a
      * JSON object without its history, a newline, then the history as a JSON array (lib.lua,
-     * save_task); values written before that format are one JSON object holding a "history" array.
-     * Times (and the submit sequence and deadline) are JSON numbers in older values and decimal
-     * strings in newer ones; {@link JsonNode#asLong()} reads both.
+     * save_task); every number in it is a decimal string, which {@link JsonNode#asLong()} reads.
      */
     static TaskRecord storedTask(String stored, String specJson) {
         int nl = stored.indexOf('\n');
         if (nl < 0) {
-            JsonNode st = parse(stored);
-            return task(st, st.get("history"), specJson);
+            throw new SchedulerException("unreadable task record: no history line", false, null);
         }
         return task(parse(stored.substring(0, nl)), parse(stored.substring(nl + 1)), specJson);
     }
