@@ -3,6 +3,7 @@ package io.rlscheduler.core;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.internal.RedisFailures;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -125,8 +126,16 @@ final class Replies {
                 List.of(new TaskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "", -1);
     }
 
+    /**
+     * Reads one answer of ack.lua or finish.lua; {@code r="ERROR"} throws: a move the transition
+     * table refused as {@link IllegalTaskStateException}, an argument the script refused as
+     * {@link IllegalArgumentException} ({@link RedisFailures#itemError}).
+     */
     static WriteResult write(JsonNode r) {
         String code = r.get("r").asText();
+        if ("ERROR".equals(code)) {
+            throw RedisFailures.itemError(r.path("error").asText());
+        }
         WriteStatus status = "OK".equals(code) ? WriteStatus.APPLIED : WriteStatus.valueOf(code);
         return new WriteResult(status, epoch(r.get("epoch")), state(r.get("state")));
     }

@@ -180,10 +180,17 @@ end
 
 -- Moves a task to state `to`, checking the transition table; records history, index and event.
 -- `via` names who caused it (submit, claim, worker, cancel, reaper, register) for event readers.
+-- Returns nil, or, when the table does not allow the move (a stored state it does not know
+-- included), an error reply that changed nothing:
+--   ILLEGAL_TRANSITION <from> -> <to> for <task id> at epoch <epoch>
+-- which the script returns as its answer, or as one item's {r="ERROR", error} in a batched
+-- answer; the core raises it as IllegalTaskStateException (RedisFailures).
 local function transition(st, to, now_ms, reason, via)
   local from = st.state
-  if not TRANSITIONS[from][to] then
-    return redis.error_reply('ILLEGAL_TRANSITION ' .. from .. ' -> ' .. to .. ' for ' .. st.id)
+  local allowed = TRANSITIONS[from]
+  if not (allowed and allowed[to]) then
+    return redis.error_reply('ILLEGAL_TRANSITION ' .. tostring(from) .. ' -> ' .. to .. ' for ' .. st.id
+        .. ' at epoch ' .. st.epoch)
   end
   st.state = to
   st.updated_at = ms_text(now_ms)
