@@ -11,6 +11,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.rlscheduler.core.internal.Keys;
 import io.rlscheduler.core.internal.LuaScript;
+import io.rlscheduler.core.internal.RedisFailures;
 import io.rlscheduler.core.internal.ScriptBatcher;
 import io.rlscheduler.core.internal.Utf8Codec;
 import java.time.Duration;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +37,12 @@ import org.slf4j.LoggerFactory;
  * <p>All operations are asynchronous and never block the calling thread; their futures complete
  * on Lettuce's I/O threads, so callbacks must not block either. Every mutating call is safe to
  * repeat after a timeout or reconnect: a replay changes nothing and gets the same kind of answer.
+ *
+ * <p>A call's future fails with a {@link SchedulerTimeoutException} (retryable) when Redis does
+ * not answer within the client's command timeout, and with an {@link IllegalTaskStateException}
+ * (not retryable) when a script's transition table refuses a move. The scripts check a task's
+ * state before they move it and answer what they refuse as a status ({@link WriteStatus#WRONG_STATE},
+ * {@link CancelStatus#WRONG_STATE}), so the exception means a stored state they do not expect.
  *
  * <p>Thread-safe; one instance per process and namespace is enough. Creating one opens two Redis
  * connections (one of them only for the leadership lease), checks the server's eviction policy and
@@ -72,8 +80,8 @@ public final class LeaseCore implements AutoCloseable {
     private final RedisAsyncCommands<String, String> redis;
     /**
      * The leadership lease's own connection: its renewals must not queue behind a burst of claims,
-     * submissions or heartbeats on the main connection, or a busy leader would lose its lease to
-     * its own traffic (seen with 10,000 workers connecting at once).
+     * submissions or heartbeats on the main connection (thousands of workers connecting at once),
+     * or a busy leader would lose its lease to its own traffic.
      */
     private final StatefulRedisConnection<String, String> leadershipConnection;
     private final RedisAsyncCommands<String, String> leadership;
@@ -260,8 +268,8 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<Optional<TaskRecord>> getTask(String taskId) {
         Objects.requireNonNull(taskId, "taskId");
-        CompletableFuture<String> state = redis.hget(keys.tasks(), taskId).toCompletableFuture();
-        CompletableFuture<String> spec = redis.hget(keys.specs(), taskId).toCompletableFuture();
+        CompletableFuture<String> state = read(redis.hget(keys.tasks(), taskId));
+        CompletableFuture<String> spec = read(redis.hget(keys.specs(), taskId));
         return state.thenCombine(spec, (st, sp) -> st == null
                 ? Optional.<TaskRecord>empty()
                 : Optional.of(Replies.storedTask(st, sp)));
@@ -298,14 +306,14 @@ public final class LeaseCore implements AutoCloseable {
         if (offset < 0 || limit < 1 || limit > 1000) {
             throw new IllegalArgumentException("offset must be >= 0 and limit 1 to 1000, were " + offset + ", " + limit);
         }
-        CompletableFuture<Long> total = redis.zcard(index).toCompletableFuture();
-        return redis.zrange(index, offset, offset + limit - 1L).toCompletableFuture().thenCompose(ids -> {
+        CompletableFuture<Long> total = read(redis.zcard(index));
+        return read(redis.zrange(index, offset, offset + limit - 1L)).thenCompose(ids -> {
             if (ids.isEmpty()) {
                 return total.thenApply(n -> new TaskPage(List.of(), n));
             }
             String[] idArray = ids.toArray(new String[0]);
-            CompletableFuture<List<KeyValue<String, String>>> states = redis.hmget(keys.tasks(), idArray).toCompletableFuture();
-            CompletableFuture<List<KeyValue<String, String>>> specs = redis.hmget(keys.specs(), idArray).toCompletableFuture();
+            CompletableFuture<List<KeyValue<String, String>>> states = read(redis.hmget(keys.tasks(), idArray));
+            CompletableFuture<List<KeyValue<String, String>>> specs = read(redis.hmget(keys.specs(), idArray));
             return states.thenCombine(specs, (st, sp) -> {
                 List<TaskRecord> tasks = new ArrayList<>();
                 for (int i = 0; i < st.size(); i++) {
@@ -320,7 +328,7 @@ public final class LeaseCore implements AutoCloseable {
 
     /** Returns how many tasks wait in the queue, parked ones included (see {@link #parkedCount()}). */
     public CompletableFuture<Long> queueDepth() {
-        return redis.zcard(keys.queue()).toCompletableFuture();
+        return read(redis.zcard(keys.queue()));
     }
 
     /**
@@ -330,14 +338,13 @@ public final class LeaseCore implements AutoCloseable {
      * They stay QUEUED and can be cancelled.
      */
     public CompletableFuture<Long> parkedCount() {
-        return redis.zcount(keys.queue(), Range.create(PARKED_MIN, Double.POSITIVE_INFINITY))
-                .toCompletableFuture();
+        return read(redis.zcount(keys.queue(), Range.create(PARKED_MIN, Double.POSITIVE_INFINITY)));
     }
 
     /** Returns how many queued tasks a claim can see: the queue's length less the parked tasks. */
     public CompletableFuture<Long> claimableCount() {
-        return redis.zcount(keys.queue(), Range.from(Range.Boundary.unbounded(),
-                Range.Boundary.excluding(PARKED_MIN))).toCompletableFuture();
+        return read(redis.zcount(keys.queue(), Range.from(Range.Boundary.unbounded(),
+                Range.Boundary.excluding(PARKED_MIN))));
     }
 
     /**
@@ -347,8 +354,7 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<Boolean> isParked(String taskId) {
         TaskIds.require(taskId, "task id");
-        return redis.zscore(keys.queue(), taskId).toCompletableFuture()
-                .thenApply(score -> score != null && score >= PARKED_MIN);
+        return read(redis.zscore(keys.queue(), taskId)).thenApply(score -> score != null && score >= PARKED_MIN);
     }
 
     /**
@@ -361,7 +367,7 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<Long> queuePosition(String taskId) {
         TaskIds.require(taskId, "task id");
-        return redis.zrank(keys.queue(), taskId).toCompletableFuture().thenApply(rank -> rank == null ? -1L : rank);
+        return read(redis.zrank(keys.queue(), taskId)).thenApply(rank -> rank == null ? -1L : rank);
     }
 
     /**
@@ -556,7 +562,7 @@ public final class LeaseCore implements AutoCloseable {
     public CompletableFuture<WriteResult> acknowledge(TaskLease lease, String workerId, String sessionId) {
         return acks.call(new String[] {lease.getTaskId(), Long.toString(lease.getEpoch()),
                         Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId")})
-                .thenApply(LeaseCore::writeAnswer);
+                .thenApply(Replies::write);
     }
 
     private CompletableFuture<String> runAcks(List<String[]> calls) {
@@ -620,19 +626,16 @@ public final class LeaseCore implements AutoCloseable {
                         outcome.name(), exitCode == null ? "" : exitCode.toString(), error == null ? "" : error,
                         metricsJson == null ? "" : metricsJson, runDir == null ? "" : runDir,
                         logLines < 0 ? "" : Long.toString(logLines)})
-                .thenApply(LeaseCore::writeAnswer);
+                .thenApply(Replies::write);
     }
 
     private CompletableFuture<String> runFinishes(List<String[]> calls) {
         return FINISH.run(redis, keys.core(), flatten(calls, eventsMax));
     }
 
-    /** One batched write's answer; {@code r="ERROR"} is an argument the script refused. */
-    private static WriteResult writeAnswer(JsonNode r) {
-        if ("ERROR".equals(r.get("r").asText())) {
-            throw new IllegalArgumentException(r.path("error").asText());
-        }
-        return Replies.write(r);
+    /** A read's future, failing with the core's exception for its failure, as a script run's does. */
+    private <T> CompletableFuture<T> read(CompletionStage<T> call) {
+        return RedisFailures.translated(call, connection.getTimeout());
     }
 
     /** The leading arguments followed by every call's arguments, in order. */

@@ -3,6 +3,7 @@ package io.rlscheduler.core;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.internal.RedisFailures;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -83,15 +84,12 @@ final class Replies {
     /**
      * Reads a task's value in the tasks hash. The scripts write it as two lines, the record as a
      * JSON object without its history, a newline, then the history as a JSON array (lib.lua,
-     * save_task); values written before that format are one JSON object holding a "history" array.
-     * Times (and the submit sequence and deadline) are JSON numbers in older values and decimal
-     * strings in newer ones; {@link JsonNode#asLong()} reads both.
+     * save_task); every number in it is a decimal string, which {@link JsonNode#asLong()} reads.
      */
     static TaskRecord storedTask(String stored, String specJson) {
         int nl = stored.indexOf('\n');
         if (nl < 0) {
-            JsonNode st = parse(stored);
-            return task(st, st.get("history"), specJson);
+            throw new SchedulerException("unreadable task record: no history line", false, null);
         }
         return task(parse(stored.substring(0, nl)), parse(stored.substring(nl + 1)), specJson);
     }
@@ -128,8 +126,16 @@ final class Replies {
                 List.of(new TaskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "", -1);
     }
 
+    /**
+     * Reads one answer of ack.lua or finish.lua; {@code r="ERROR"} throws: a move the transition
+     * table refused as {@link IllegalTaskStateException}, an argument the script refused as
+     * {@link IllegalArgumentException} ({@link RedisFailures#itemError}).
+     */
     static WriteResult write(JsonNode r) {
         String code = r.get("r").asText();
+        if ("ERROR".equals(code)) {
+            throw RedisFailures.itemError(r.path("error").asText());
+        }
         WriteStatus status = "OK".equals(code) ? WriteStatus.APPLIED : WriteStatus.valueOf(code);
         return new WriteResult(status, epoch(r.get("epoch")), state(r.get("state")));
     }

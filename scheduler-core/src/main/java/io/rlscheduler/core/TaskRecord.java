@@ -214,9 +214,8 @@ public final class TaskRecord {
     /**
      * Returns how many output lines the finished attempt printed, as its worker counted them when
      * it recorded the end (the attempt's last log sequence number; 0 when it printed nothing), or
-     * -1 when not known: the task has not finished, or it ended without its worker recording the
-     * end (failed by the reaper, cancelled while queued, or finished by a worker of an earlier
-     * version).
+     * -1 when not known: the task has not finished, it ended without its worker recording the end
+     * (failed by the reaper, cancelled while queued), or its worker recorded the end without a count.
      */
     public long getLogLines() {
         return logLines;

@@ -293,25 +293,6 @@ class LeaseScriptsIT {
     }
 
     @Test
-    void reservationsOfARecordWrittenBeforeTheirHashAreMovedAndStillCount() {
-        join(core.register(worker("w1", "s1")));
-        try (var connection = client.connect()) {
-            var redisSync = connection.sync();
-            String record = redisSync.hget(ns.key("workers"), "w1");
-            String legacy = record.substring(0, record.length() - 1)
-                    + ",\"tasks\":{\"old\":{\"e\":\"5\",\"g\":\"\",\"c\":6,\"m\":0}}}";
-            redisSync.hset(ns.key("workers"), "w1", legacy);
-            for (int i = 0; i < 3; i++) {
-                join(core.submit(task("m" + i, 0)));
-            }
-            ClaimResult claim = join(core.claim("w1", "s1", 16, requestId()));
-            assertThat(claim.getAssignments()).extracting(Assignment::getTaskId).containsExactly("m0", "m1");
-            assertThat(redisSync.hget(ns.key("workers", "res", "w1"), "old")).isEqualTo("5||6|0");
-            assertThat(redisSync.hget(ns.key("workers"), "w1")).doesNotContain("\"tasks\"");
-        }
-    }
-
-    @Test
     void storedValueIsTheRecordThenItsHistoryAndNewlinesInTextCannotSplitIt() throws Exception {
         join(core.register(worker("w1", "s1", 0)));
         join(core.submit(task("t1", 1)));
@@ -346,87 +327,6 @@ class LeaseScriptsIT {
         assertThat(t.getHistory().get(3).getAtMillis()).isEqualTo(t.getUpdatedAtMillis());
         assertThat(t.getHistory()).extracting(TaskTransition::getEpoch).containsExactly(0L, lease.getEpoch(),
                 lease.getEpoch(), lease.getEpoch());
-    }
-
-    @Test
-    void recordWrittenBeforeTheTwoLineFormatReadsTheSameAndGoesOnFromWhereItWas() throws Exception {
-        join(core.register(worker("w1", "s1", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = lease(claimOne("w1", "s1"));
-        TaskRecord before = record("t1");
-        try (var connection = client.connect()) {
-            var redisSync = connection.sync();
-            // The format of earlier versions: one JSON object, its history an array inside it, and
-            // every number a JSON number.
-            String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
-            var json = new com.fasterxml.jackson.databind.ObjectMapper();
-            var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
-            for (String field : List.of("seq", "created_at", "updated_at", "deadline", "priority", "gpus", "cpu", "mem",
-                    "max_attempts", "max_lease_losses", "attempt", "lease_losses", "exit_code")) {
-                legacy.put(field, legacy.get(field).asLong());
-            }
-            var history = (com.fasterxml.jackson.databind.node.ArrayNode) json.readTree(lines[1]);
-            history.forEach(h -> ((com.fasterxml.jackson.databind.node.ObjectNode) h).put("at", h.get("at").asLong()));
-            legacy.set("history", history);
-            String legacyText = json.writeValueAsString(legacy);
-            assertThat(legacyText).doesNotContain("\n").contains("\"created_at\":" + before.getCreatedAtMillis())
-                    .contains("\"attempt\":1").contains("\"cpu\":1");
-            redisSync.hset(ns.key("tasks"), "t1", legacyText);
-            assertThat(record("t1").toString()).isEqualTo(before.toString());
-            assertThat(join(core.listTasks(TaskState.ASSIGNED, 0, 10)).getTasks()).extracting(TaskRecord::toString)
-                    .containsExactly(before.toString());
-
-            assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
-            assertThat(redisSync.hget(ns.key("tasks"), "t1")).contains("\n");
-            assertThat(join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null)).getStatus())
-                    .isEqualTo(WriteStatus.APPLIED);
-        }
-        TaskRecord after = record("t1");
-        assertThat(after.getState()).isEqualTo(TaskState.SUCCEEDED);
-        assertThat(after.getSubmitSequence()).isEqualTo(before.getSubmitSequence());
-        assertThat(after.getCreatedAtMillis()).isEqualTo(before.getCreatedAtMillis());
-        assertThat(after.getHistory().subList(0, 2).toString()).isEqualTo(before.getHistory().toString());
-        assertThat(after.getHistory()).extracting(TaskTransition::getTo)
-                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
-        assertThat(join(core.listTasks(TaskState.SUCCEEDED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
-                .containsExactly("t1");
-        for (TaskState s : List.of(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING)) {
-            assertThat(join(core.listTasks(s, 0, 10)).getTotal()).as("index %s", s).isZero();
-        }
-    }
-
-    @Test
-    void limitsOfARecordWithJsonNumbersStillEndItWhenItsWorkerRestarts() throws Exception {
-        join(core.register(worker("w1", "s1", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = lease(claimOne("w1", "s1"));
-        join(core.acknowledge(lease, "w1", "s1"));
-        try (var connection = client.connect()) {
-            var redisSync = connection.sync();
-            String[] lines = redisSync.hget(ns.key("tasks"), "t1").split("\n");
-            var json = new com.fasterxml.jackson.databind.ObjectMapper();
-            var legacy = (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(lines[0]);
-            for (String field : List.of("seq", "created_at", "updated_at", "deadline", "priority", "gpus", "cpu", "mem",
-                    "max_attempts", "max_lease_losses", "lease_losses", "exit_code")) {
-                legacy.put(field, legacy.get(field).asLong());
-            }
-            legacy.put("attempt", 3); // its last attempt, as JSON numbers (max_attempts 3 by default)
-            legacy.set("history", json.readTree(lines[1]));
-            redisSync.hset(ns.key("tasks"), "t1", json.writeValueAsString(legacy));
-        }
-        RequeueResult taken = join(core.register(worker("w1", "s2", 0)));
-        assertThat(taken.getFailed()).containsExactly("t1");
-        TaskRecord t = record("t1");
-        assertThat(t.getState()).isEqualTo(TaskState.FAILED);
-        assertThat(t.getLeaseLosses()).isEqualTo(1);
-        assertThat(t.getAttempt()).isEqualTo(3);
-        assertThat(t.getError()).endsWith("; 3 attempts made (limit 3)");
-        assertThat(t.getHistory()).extracting(TaskTransition::getTo)
-                .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.FAILED);
-        assertThat(join(core.listTasks(TaskState.FAILED, 0, 10)).getTasks()).extracting(TaskRecord::getTaskId)
-                .containsExactly("t1");
-        assertThat(join(core.listTasks(TaskState.RUNNING, 0, 10)).getTotal()).isZero();
-        assertThat(workerInfo("w1").getTasks()).isEmpty();
     }
 
     @Test

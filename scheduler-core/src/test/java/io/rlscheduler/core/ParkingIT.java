@@ -136,12 +136,11 @@ class ParkingIT {
     }
 
     @Test
-    void shapesCountedBeforeTheyExistedAreCountedAgainInsteadOfParkingWhatAWorkerCouldRun(RedisClient client,
-                                                                                         RedisNamespace ns) {
+    void lostShapeCountsAreCountedAgainInsteadOfParkingWhatAWorkerCouldRun(RedisClient client, RedisNamespace ns) {
         open(client, ns, Duration.ofSeconds(30));
         join(core.register(worker("w1", Map.of(), 0, 1)));
         join(core.register(worker("w4", Map.of(), 0, 1, 2, 3)));
-        // As after an upgrade from a version without the shapes: the workers are not counted.
+        // The counts are lost (a key deleted by hand): the workers are not counted.
         try (var connection = client.connect()) {
             connection.sync().del(ns.key("shapes"));
             join(core.submit(gpuTask("four", 4)));
@@ -160,8 +159,8 @@ class ParkingIT {
         join(core.register(worker("w4", Map.of(), 0, 1, 2, 3)));
         try (var connection = client.connect()) {
             var redisSync = connection.sync();
-            // As if a process of an older version had registered w4 with another shape: the total
-            // is right (2 workers), so no claim counts again, and w4's real shape is missing.
+            // The counts edited by hand, w4 counted under another shape: the total is right (2
+            // workers), so no claim counts again, and w4's real shape is missing.
             String w4Shape = redisSync.hkeys(ns.key("shapes")).stream().filter(k -> k.contains("\"4\"")).findFirst()
                     .orElseThrow();
             redisSync.hdel(ns.key("shapes"), w4Shape);

@@ -39,6 +39,8 @@ class TaskStateTest {
                 .isInstanceOfSatisfying(IllegalTaskStateException.class, e -> {
                     assertThat(e.getFrom()).isEqualTo(SUCCEEDED);
                     assertThat(e.getTo()).isEqualTo(RUNNING);
+                    assertThat(e.getTaskId()).isNull();
+                    assertThat(e.getEpoch()).as("no stored task, no epoch").isEqualTo(-1);
                     assertThat(e.isRetryable()).isFalse();
                 });
         assertThatThrownBy(() -> QUEUED.requireTransitionTo(RUNNING)).isInstanceOf(IllegalTaskStateException.class);

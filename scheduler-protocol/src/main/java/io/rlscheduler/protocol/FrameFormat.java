@@ -24,11 +24,18 @@ public final class FrameFormat {
     public static final int VERSION = 1;
 
     /**
-     * Protocol minor version this build speaks; negotiated down to the lower one in the handshake.
-     * 1 added {@code LogBatch.chunks} ({@link LogChunk}); 2 added {@code LogAck.resend} and
-     * {@code LogBatch.acknowledged}.
+     * Protocol minor version this build speaks, announced in {@link Challenge} and {@link Hello};
+     * {@link HelloAccepted} carries the lower of the two peers' minors, and each side then sends
+     * only what that minor knows (docs/protocol.md, version rules).
      */
     public static final int MINOR_VERSION = 2;
+
+    /**
+     * The oldest minor version a peer may announce: the minor of the first release (1.0), from
+     * which every later minor of protocol 1 stays compatible. A master refuses a {@link Hello}
+     * below it with {@code REJECT_REASON_UNSUPPORTED_VERSION}.
+     */
+    public static final int MIN_MINOR_VERSION = 2;
 
     /** Bytes in the header: magic, version, length and type. */
     public static final int HEADER_LENGTH = 10;

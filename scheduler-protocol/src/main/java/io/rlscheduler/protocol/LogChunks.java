@@ -9,10 +9,12 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Conversions between the two forms a {@link LogBatch} carries lines in: one {@link LogLine} per
- * line (minor version 0) and {@link LogChunk}s, runs of consecutive lines of one stream as one
- * block of UTF-8 bytes, each line ended by LF (minor version 1). A peer that agreed on minor 0
- * gets lines; the master turns lines it receives into chunks and handles only those.
+ * Helpers for the {@link LogChunk}s a {@link LogBatch} carries lines in: runs of consecutive lines
+ * of one stream as one block of UTF-8 bytes, each line ended by LF.
+ *
+ * <p>The conversions from and to the deprecated {@link LogLine} ({@link #fromLines},
+ * {@link #toLines}) serve only code that still builds or reads lines one message each; protocol 1
+ * carries chunks alone, and a master refuses a batch with lines.
  *
  * <p>This class is not instantiable.
  */
@@ -34,9 +36,12 @@ public final class LogChunks {
     }
 
     /**
-     * Returns the chunk's lines as {@link LogLine}s (for a peer that speaks minor version 0), each
-     * with the chunk's stream and time; a last line without its LF is kept too.
+     * Returns the chunk's lines as {@link LogLine}s, each with the chunk's stream and time; a last
+     * line without its LF is kept too.
+     *
+     * @deprecated lines travel as chunks; a batch with lines is refused
      */
+    @Deprecated(forRemoval = true)
     public static List<LogLine> toLines(LogChunk chunk) {
         byte[] text = chunk.getText().toByteArray();
         List<LogLine> lines = new ArrayList<>();
@@ -58,7 +63,10 @@ public final class LogChunks {
      * stream one chunk. CR and LF inside a line's text become spaces (LF ends a line in a chunk).
      * Repeated numbers start a new chunk, which overlaps the one before (a receiver skips lines it
      * already has).
+     *
+     * @deprecated lines travel as chunks; a batch with lines is refused
      */
+    @Deprecated(forRemoval = true)
     public static List<LogChunk> fromLines(List<LogLine> lines) {
         Objects.requireNonNull(lines, "lines");
         List<LogLine> ordered = lines;

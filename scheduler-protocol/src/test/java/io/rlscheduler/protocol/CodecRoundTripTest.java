@@ -95,7 +95,7 @@ class CodecRoundTripTest {
     @Test
     void encoderRefusesMessageThatHasNoFrameType() {
         EmbeddedChannel channel = new EmbeddedChannel(new FrameEncoder(Frames.MAX));
-        assertThatThrownBy(() -> channel.writeOutbound(LogLine.newBuilder().setSequence(1).build()))
+        assertThatThrownBy(() -> channel.writeOutbound(LogChunk.newBuilder().setFirstSequence(1).build()))
                 .isInstanceOf(EncoderException.class).hasMessageContaining("not a protocol message");
         channel.finishAndReleaseAll();
     }

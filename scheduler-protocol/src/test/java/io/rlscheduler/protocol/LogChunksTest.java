@@ -6,7 +6,11 @@ import com.google.protobuf.ByteString;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The two forms of log lines: {@link LogChunks} turns one into the other without losing a line. */
+/**
+ * {@link LogChunks}: line counts, and the deprecated conversions from and to one {@link LogLine}
+ * per line, which lose no line while code still uses them.
+ */
+@SuppressWarnings({"deprecation", "removal"})
 class LogChunksTest {
 
     private static LogLine line(long sequence, LogStream stream, String text) {

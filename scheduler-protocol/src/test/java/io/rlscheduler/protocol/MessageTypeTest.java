@@ -44,10 +44,10 @@ class MessageTypeTest {
 
     @Test
     void forMessageRejectsNestedMessagesThatHaveNoFrameType() {
-        MessageLite nested = LogLine.newBuilder().setSequence(1).build();
+        MessageLite nested = LogChunk.newBuilder().setFirstSequence(1).build();
         assertThatThrownBy(() -> MessageType.forMessage(nested))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("LogLine");
+                .hasMessageContaining("LogChunk");
     }
 
     @Test

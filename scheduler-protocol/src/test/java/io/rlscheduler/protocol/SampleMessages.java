@@ -15,13 +15,13 @@ final class SampleMessages {
         Map<MessageType, MessageLite> samples = new EnumMap<>(MessageType.class);
         ByteString nonce = ByteString.copyFrom(new byte[32]);
         samples.put(MessageType.CHALLENGE, Challenge.newBuilder()
-                .setProtocolMajor(1).setProtocolMinor(0).setServerNonce(nonce).setMasterId("master-a").build());
+                .setProtocolMajor(1).setProtocolMinor(FrameFormat.MINOR_VERSION).setServerNonce(nonce).setMasterId("master-a").build());
         samples.put(MessageType.HELLO, Hello.newBuilder()
-                .setProtocolMajor(1).setProtocolMinor(0).setWorkerId("gpu-box-1").setSessionId("s-123")
+                .setProtocolMajor(1).setProtocolMinor(FrameFormat.MINOR_VERSION).setWorkerId("gpu-box-1").setSessionId("s-123")
                 .putLabels("zone", "lab-2").putLabels("gpu", "a100").addCapabilities("python3")
                 .setClientNonce(nonce).setProof(ByteString.copyFromUtf8("proof")).setSoftwareVersion("0.1.0").build());
         samples.put(MessageType.HELLO_ACCEPTED, HelloAccepted.newBuilder()
-                .setProtocolMinor(0).setMasterId("master-a").setProof(ByteString.copyFromUtf8("p"))
+                .setProtocolMinor(FrameFormat.MINOR_VERSION).setMasterId("master-a").setProof(ByteString.copyFromUtf8("p"))
                 .setHeartbeatIntervalMs(10_000).setLivenessLeaseMs(30_000).setTaskLeaseMs(120_000).build());
         samples.put(MessageType.HELLO_REJECTED, HelloRejected.newBuilder()
                 .setReason(RejectReason.REJECT_REASON_NOT_LEADER).setMessage("not the leader")
@@ -39,7 +39,8 @@ final class SampleMessages {
                 .setTaskId("t-1").setEpoch(5).setAccepted(false)
                 .setErrorCode(ErrorCode.ERROR_CODE_RESOURCE_UNAVAILABLE).setMessage("GPU 3 busy").build());
         samples.put(MessageType.LOG_BATCH, logBatch(3));
-        samples.put(MessageType.LOG_ACK, LogAck.newBuilder().setTaskId("t-1").setEpoch(5).setAckedSequence(3).build());
+        samples.put(MessageType.LOG_ACK, LogAck.newBuilder().setTaskId("t-1").setEpoch(5).setAckedSequence(3)
+                .setResend(true).build());
         samples.put(MessageType.TASK_STATUS, TaskStatusReport.newBuilder()
                 .setTaskId("t-1").setEpoch(5).setAttempt(1).setStatus(TaskReportStatus.TASK_REPORT_STATUS_FAILED)
                 .setHasExitCode(true).setExitCode(-9).setErrorMessage("killed by signal 9")
@@ -72,12 +73,17 @@ final class SampleMessages {
                 .build();
     }
 
+    /** A batch of {@code lines} lines, in chunks of up to three lines of one stream, the streams taking turns. */
     static LogBatch logBatch(int lines) {
-        LogBatch.Builder batch = LogBatch.newBuilder().setTaskId("t-1").setEpoch(5);
-        for (int i = 1; i <= lines; i++) {
-            batch.addLines(LogLine.newBuilder().setSequence(i)
-                    .setStream(i % 2 == 0 ? LogStream.LOG_STREAM_STDERR : LogStream.LOG_STREAM_STDOUT)
-                    .setTimestampUnixMs(1_700_000_000_000L + i).setText("episode " + i + " reward 1.5 \u00e9\u4e2d"));
+        LogBatch.Builder batch = LogBatch.newBuilder().setTaskId("t-1").setEpoch(5).setAcknowledged(2);
+        for (int first = 1; first <= lines; first += 3) {
+            StringBuilder text = new StringBuilder();
+            for (int i = first; i < first + 3 && i <= lines; i++) {
+                text.append("episode ").append(i).append(" reward 1.5 \u00e9\u4e2d\n");
+            }
+            batch.addChunks(LogChunk.newBuilder().setFirstSequence(first)
+                    .setStream(first % 2 == 0 ? LogStream.LOG_STREAM_STDERR : LogStream.LOG_STREAM_STDOUT)
+                    .setTimestampUnixMs(1_700_000_000_000L + first).setText(ByteString.copyFromUtf8(text.toString())));
         }
         return batch.build();
     }

@@ -10,7 +10,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * One Lua script of {@code io/rlscheduler/core/lua/}, prefixed with {@code lib.lua}, run by SHA
@@ -81,7 +80,11 @@ public final class LuaScript {
     }
 
     /**
-     * Runs the script; the result is the single string every script of the core returns.
+     * Runs the script; the result is the single string every script of the core returns. A failed
+     * run fails the future with the core's exception for it ({@link RedisFailures#translate}): a
+     * move the script's transition table refused is an
+     * {@link io.rlscheduler.core.IllegalTaskStateException}, a run Redis did not answer within
+     * the connection's timeout a {@link io.rlscheduler.core.SchedulerTimeoutException}.
      *
      * @param redis async commands of a connection
      * @param keys  every key the script touches
@@ -89,18 +92,11 @@ public final class LuaScript {
      * @return the script's reply
      */
     public CompletableFuture<String> run(RedisAsyncCommands<String, String> redis, String[] keys, String... args) {
-        return redis.<String>evalsha(sha, ScriptOutputType.VALUE, keys, args).toCompletableFuture()
-                .handle((reply, error) -> {
-                    if (error == null) {
-                        return CompletableFuture.completedFuture(reply);
-                    }
-                    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-                    if (cause instanceof RedisNoScriptException) {
-                        return redis.<String>eval(source, ScriptOutputType.VALUE, keys, args).toCompletableFuture();
-                    }
-                    return CompletableFuture.<String>failedFuture(cause);
-                })
-                .thenCompose(f -> f);
+        CompletableFuture<String> run = redis.<String>evalsha(sha, ScriptOutputType.VALUE, keys, args).toCompletableFuture()
+                .exceptionallyCompose(error -> RedisFailures.unwrap(error) instanceof RedisNoScriptException
+                        ? redis.<String>eval(source, ScriptOutputType.VALUE, keys, args).toCompletableFuture()
+                        : CompletableFuture.failedFuture(error));
+        return RedisFailures.translated(run, redis.getStatefulConnection().getTimeout());
     }
 
     private static String resource(String name) {

@@ -7,6 +7,7 @@
 --       task id, epoch, worker id, session id
 -- Returns a JSON array, one answer per acknowledgement in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
+--   or {r="ERROR", error} when the transition table refuses the move (lib.lua's transition)
 EVENTS_MAXLEN = ARGV[2]
 local lease = tonumber(ARGV[1])
 local now_ms = now_parts()

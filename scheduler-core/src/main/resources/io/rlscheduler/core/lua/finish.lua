@@ -9,7 +9,8 @@
 --       output lines the attempt printed, decimal ('' when unknown; stored as log_lines)
 -- Returns a JSON array, one answer per outcome in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
---   or {r="ERROR", error} for an argument no caller of LeaseCore can send (a non-terminal state)
+--   or {r="ERROR", error} when the transition table refuses the move (lib.lua's transition), or
+--   for an argument no caller of LeaseCore can send (error "BAD_ARGUMENT ...": a non-terminal state)
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 

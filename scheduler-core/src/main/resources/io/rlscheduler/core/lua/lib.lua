@@ -11,8 +11,8 @@
 --   KEYS[8]  {ns}:seq          STRING last submit sequence number
 --   KEYS[9]  {ns}:events       STREAM every transition, capped
 --   KEYS[10..16] {ns}:state:QUEUED .. {ns}:state:TIMED_OUT  ZSET task id -> submit seq, the index of
---                tasks by state; but QUEUED's is the queue itself (KEYS[3]): KEYS[10] is neither read
---                nor written (it was until the queue took its place, saving two writes per task)
+--                tasks by state; but QUEUED's is the queue itself (KEYS[3]), so KEYS[10] is neither
+--                read nor written: a second index of queued tasks would cost two writes per task
 --   KEYS[17] {ns}:shapes      HASH   worker shape -> how many registered workers have it (see shape_of)
 -- Epochs travel as decimal strings (they exceed cjson's 14 significant digits); Lua compares them
 -- as numbers, exact below 2^53.
@@ -50,17 +50,10 @@ end
 -- Numbers that go to redis.call (scores) or into task records are turned into decimal text here:
 -- redis.call formats a Lua number with printf's %.17g and cjson with %.14g, which costs a few
 -- times more than this integer format (about 0.9 against 0.2 µs a number in Redis 6.2, and a
--- task's life wrote dozens). Every number of a task record (times, each history entry's at, seq,
+-- task's life writes dozens). Every number of a task record (times, each history entry's at, seq,
 -- deadline, priority, resources, limits, attempt, lease losses, exit code) is stored as such text;
--- records written before hold JSON numbers, and readers accept both: Lua converts with tonumber
--- where it compares, Java reads either with asInt/asLong. ms_text keeps the last value: a script
--- run has one now_ms.
--- A stored number as text, whichever way it was stored.
-local function txt(v)
-  if type(v) == 'string' then return v end
-  return fmt(v)
-end
-
+-- scripts convert with tonumber where they compare. ms_text keeps the last value: a script run
+-- has one now_ms.
 local ms_last, ms_last_text
 local function ms_text(ms)
   if ms ~= ms_last then
@@ -76,22 +69,14 @@ end
 -- A task's value in K_TASKS is two lines: the record as a JSON object without its history, a
 -- newline, then the history as a JSON array. cjson escapes every newline inside a string, so the
 -- first newline is the separator. The scripts never read the history, they only append to it, so
--- it stays text: decoding and re-encoding a growing array on every transition cost more than the
--- rest of the record. In a loaded record, st.history is that text. Records written before this
--- format (one JSON object with a "history" array) are read as well and rewritten in it on save.
+-- it stays text: decoding and re-encoding a growing array on every transition would cost more
+-- than the rest of the record. In a loaded record, st.history is that text.
 local function load_task(id)
   local raw = redis.call('HGET', K_TASKS, id)
   if not raw then return nil end
   local nl = string.find(raw, '\n', 1, true)
-  if nl then
-    local st = cjson.decode(string.sub(raw, 1, nl - 1))
-    st.history = string.sub(raw, nl + 1)
-    return st
-  end
-  local st = cjson.decode(raw)
-  local h = st.history
-  -- cjson writes an empty table as {}; a history is never empty, but stay valid if one were.
-  st.history = (type(h) == 'table' and #h > 0) and cjson.encode(h) or '[]'
+  local st = cjson.decode(string.sub(raw, 1, nl - 1))
+  st.history = string.sub(raw, nl + 1)
   return st
 end
 
@@ -112,26 +97,10 @@ local function save_worker(w)
   redis.call('HSET', K_WORKERS, w.id, cjson.encode(w))
 end
 
--- Records written before reservations had their own hash kept them in the record, as
--- tasks = {task id: {e, g, c, m}}: moved to the hash on first read, so that an upgrade with tasks
--- running neither double-books their resources nor forgets them.
-local function migrate_reservations(w)
-  if w.tasks == nil then return end
-  local k = K_WORKERS .. ':res:' .. w.id
-  for task_id, r in pairs(w.tasks) do
-    redis.call('HSET', k, task_id, r.e .. '|' .. (r.g or '') .. '|' .. string.format('%d', r.c or 0) .. '|'
-        .. string.format('%d', r.m or 0))
-  end
-  w.tasks = nil
-  save_worker(w)
-end
-
 local function load_worker(id)
   local raw = redis.call('HGET', K_WORKERS, id)
   if not raw then return nil end
-  local w = cjson.decode(raw)
-  migrate_reservations(w)
-  return w
+  return cjson.decode(raw)
 end
 
 local function queue_score(st)
@@ -196,7 +165,7 @@ end
 -- its fields and turned into text only when a second comes.
 local function emit_task(id, from, to, epoch, worker, attempt, reason, via, at)
   if ev_n == EVENTS_PER_ENTRY then flush_events() end
-  attempt, at = txt(attempt), ms_text(at)
+  at = ms_text(at)
   if ev_n == 0 then
     e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at =
         id, from, to, epoch, worker, attempt, reason, via, at
@@ -211,10 +180,17 @@ end
 
 -- Moves a task to state `to`, checking the transition table; records history, index and event.
 -- `via` names who caused it (submit, claim, worker, cancel, reaper, register) for event readers.
+-- Returns nil, or, when the table does not allow the move (a stored state it does not know
+-- included), an error reply that changed nothing:
+--   ILLEGAL_TRANSITION <from> -> <to> for <task id> at epoch <epoch>
+-- which the script returns as its answer, or as one item's {r="ERROR", error} in a batched
+-- answer; the core raises it as IllegalTaskStateException (RedisFailures).
 local function transition(st, to, now_ms, reason, via)
   local from = st.state
-  if not TRANSITIONS[from][to] then
-    return redis.error_reply('ILLEGAL_TRANSITION ' .. from .. ' -> ' .. to .. ' for ' .. st.id)
+  local allowed = TRANSITIONS[from]
+  if not (allowed and allowed[to]) then
+    return redis.error_reply('ILLEGAL_TRANSITION ' .. tostring(from) .. ' -> ' .. to .. ' for ' .. st.id
+        .. ' at epoch ' .. st.epoch)
   end
   st.state = to
   st.updated_at = ms_text(now_ms)
@@ -224,7 +200,7 @@ local function transition(st, to, now_ms, reason, via)
       .. history_entry(ms_text(now_ms), from, to, st.epoch, st.worker or '', reason or '') .. ']'
   -- QUEUED's index is the queue, which the callers keep (submit and requeue add, claim and cancel remove).
   if from ~= 'QUEUED' then redis.call('ZREM', K_STATE[from], st.id) end
-  if to ~= 'QUEUED' then redis.call('ZADD', K_STATE[to], txt(st.seq), st.id) end
+  if to ~= 'QUEUED' then redis.call('ZADD', K_STATE[to], st.seq, st.id) end
   emit_task(st.id, from, to, st.epoch, st.worker or '', st.attempt, reason or '', via or '', now_ms)
   return nil
 end
@@ -247,7 +223,7 @@ local function res_key(worker_id)
 end
 
 local function res_value(st)
-  return st.epoch .. '|' .. st.gpu_ids .. '|' .. txt(st.cpu) .. '|' .. txt(st.mem)
+  return st.epoch .. '|' .. st.gpu_ids .. '|' .. st.cpu .. '|' .. st.mem
 end
 
 local function parse_res(v)

@@ -55,11 +55,12 @@ local function fits_any(st, shapes)
   return false
 end
 
--- The shapes of all registered workers. K_SHAPES is kept by register and remove_worker; should its
--- counts not add up to the number of registered workers (records written before it existed, a
--- worker registered by a process of an older version, a hand edit), it is rebuilt from the worker
--- records first (O(workers), once), and `rebuilt` is true. A count under the wrong shape with the
--- total right is repaired by that worker's next registration (register.lua).
+-- The shapes of all registered workers. K_SHAPES is derived from the worker records and kept by
+-- register and remove_worker; should its counts not add up to the number of registered workers
+-- (the key was lost or edited by hand), it is rebuilt from the worker records first (O(workers),
+-- once), and `rebuilt` is true, so that no task is parked by counts that miss a worker. A count
+-- under the wrong shape with the total right is repaired by that worker's next registration
+-- (register.lua).
 local function registered_shapes()
   local all = redis.call('HGETALL', K_SHAPES)
   local counted = 0

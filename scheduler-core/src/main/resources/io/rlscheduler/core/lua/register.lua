@@ -48,9 +48,9 @@ save_worker(w)
 redis.call('ZADD', K_LIVENESS, deadline, id)
 emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})
 local shape = shape_of(w)
--- Counted again also when the shape did not change but is missing from the counts (a process of
--- an older version registered it with another shape, or the counts were edited): the next claim
--- then finds the totals off and counts them all again from the worker records.
+-- Counted again also when the shape did not change but is missing from the counts (they were
+-- edited or lost): the next claim then finds the totals off and counts them all again from the
+-- worker records.
 if old_shape ~= shape or redis.call('HEXISTS', K_SHAPES, shape) == 0 then
   if old_shape and old_shape ~= shape then count_shape(old_shape, -1) end
   if count_shape(shape, 1) == 1 then

@@ -20,7 +20,6 @@ import io.rlscheduler.protocol.HelloAccepted;
 import io.rlscheduler.protocol.HelloRejected;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
-import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.RejectReason;
 import io.rlscheduler.protocol.ReportResult;
@@ -40,14 +39,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Sends a {@link Challenge} with a fresh nonce on connect and accepts nothing but a valid
  * {@link Hello} until the worker has proven it knows the shared secret; anything else, a bad
- * proof, an unsupported version or an invalid identity is answered (rejection or
+ * proof, an unsupported version (a major other than this master's, or a minor below
+ * {@link FrameFormat#MIN_MINOR_VERSION}) or an invalid identity is answered (rejection or
  * {@code NOT_AUTHENTICATED}), logged with the peer, and the connection closed. The worker never
  * enters the registry. After acceptance it relays heartbeats to the registry, log batches to the
  * log manager (acknowledging what is written) and status reports to the log manager and the
  * dispatcher. Nothing here blocks the event loop: the log manager and Redis are asynchronous.
  *
  * <p>When the log manager lacks lines the worker sent (a batch began beyond its next line, or a
- * write failed), a worker of minor 2 or later is asked to resend ({@code LogAck.resend}): at once
+ * write failed), the worker is asked to resend ({@code LogAck.resend}): at once
  * for a gap, but once per acknowledged value (the batches already on their way behind it meet
  * the same gap and must not each cause another resend); {@link #RESEND_AFTER_FAILURE_MILLIS}
  * after a failed write (a disk that is full stays full for a while), one pending per attempt, the
@@ -76,8 +76,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     /** Attempts whose writes failed: the delay before the next resend, until a write succeeds. */
     private final Map<String, Long> resendDelay = new ConcurrentHashMap<>();
     private ConnectedWorker worker;
-    /** The minor version agreed in the handshake; read by the log I/O threads' callbacks. */
-    private volatile int agreedMinor;
     private ScheduledFuture<?> handshakeTimeout;
 
     public WorkerChannelHandler(MasterContext context) {
@@ -163,6 +161,12 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     "protocol major " + hello.getProtocolMajor() + " is not supported; this master speaks " + FrameFormat.VERSION);
             return;
         }
+        if (hello.getProtocolMinor() < FrameFormat.MIN_MINOR_VERSION) {
+            reject(ctx, RejectReason.REJECT_REASON_UNSUPPORTED_VERSION, "protocol " + FrameFormat.VERSION + "."
+                    + hello.getProtocolMinor() + " is not supported; this master speaks " + FrameFormat.VERSION + "."
+                    + FrameFormat.MIN_MINOR_VERSION + " and later");
+            return;
+        }
         if (!TaskIds.isValid(hello.getWorkerId()) || !TaskIds.isValid(hello.getSessionId())) {
             reject(ctx, RejectReason.REJECT_REASON_INVALID_IDENTITY,
                     "worker id and session id must be 1 to 128 of [A-Za-z0-9._-]");
@@ -193,7 +197,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             return; // its close removes it from the registry
         }
         int minor = Math.min(FrameFormat.MINOR_VERSION, hello.getProtocolMinor());
-        agreedMinor = minor;
         ctx.writeAndFlush(HelloAccepted.newBuilder()
                 .setProtocolMinor(minor).setMasterId(context.masterId)
                 .setProof(HandshakeProof.acceptProof(context.secret, hello.getClientNonce(), serverNonce, context.masterId))
@@ -232,9 +235,9 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setMessage("invalid task id").setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
-        if (batch.getLinesCount() > 0 && batch.getChunksCount() > 0) {
+        if (hasLines(batch)) {
             ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
-                    .setMessage("a log batch carries lines or chunks, not both").setTaskId(batch.getTaskId())
+                    .setMessage("a log batch carries chunks, not lines").setTaskId(batch.getTaskId())
                     .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
@@ -246,8 +249,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             return;
         }
         CompletableFuture<TaskLogManager.Written> written = context.logs.write(batch.getTaskId(), batch.getEpoch(),
-                batch.getAcknowledged(),
-                batch.getChunksCount() > 0 ? batch.getChunksList() : LogChunks.fromLines(batch.getLinesList()));
+                batch.getAcknowledged(), batch.getChunksList());
         written.whenComplete((result, error) -> {
             if (error instanceof IllegalArgumentException invalid) {
                 log.warn("worker {} sent a malformed log batch for task {}: {}", worker.getWorkerId(),
@@ -257,13 +259,11 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             } else if (error != null) {
                 log.error("cannot write log of task {}: {}", batch.getTaskId(), error.toString());
-                if (agreedMinor >= 2) {
-                    resendLater(ctx, batch.getTaskId(), batch.getEpoch());
-                }
+                resendLater(ctx, batch.getTaskId(), batch.getEpoch());
             } else if (result.acked() >= 0) {
                 LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
                         .setAckedSequence(result.acked());
-                if (result.gap() && agreedMinor >= 2) {
+                if (result.gap()) {
                     String key = batch.getTaskId() + '#' + batch.getEpoch();
                     Long asked = resendAsked.put(key, result.acked());
                     if ((asked == null || asked != result.acked()) && !resendScheduled.contains(key)) {
@@ -283,6 +283,12 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             }
         });
+    }
+
+    /** Whether the batch carries lines in the deprecated one-message-per-line form, which is refused. */
+    @SuppressWarnings("deprecation")
+    private static boolean hasLines(LogBatch batch) {
+        return batch.getLinesCount() > 0;
     }
 
     /**
