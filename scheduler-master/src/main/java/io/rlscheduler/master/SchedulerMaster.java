@@ -8,6 +8,7 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.SchedulerTimeoutException;
 import io.rlscheduler.core.SharedClientResources;
 import io.rlscheduler.core.SubmitResult;
 import io.rlscheduler.core.TaskIdConflictException;
@@ -435,7 +436,7 @@ public final class SchedulerMaster implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new SchedulerException("interrupted while waiting for Redis", true, e);
         } catch (TimeoutException e) {
-            throw new SchedulerException("Redis did not answer within " + options.getApiTimeout(), true, e);
+            throw new SchedulerTimeoutException("Redis did not answer within " + options.getApiTimeout(), options.getApiTimeout(), e);
         } catch (java.util.concurrent.ExecutionException e) {
             Throwable cause = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
                     ? e.getCause().getCause() : e.getCause();
