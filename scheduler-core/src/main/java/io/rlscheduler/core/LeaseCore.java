@@ -64,8 +64,11 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript WORKERS = LuaScript.load("workers");
     private static final LuaScript LEADER = LuaScript.load("leader");
     private static final LuaScript REMOVE_WORKER = LuaScript.load("remove_worker");
-    /** Queue scores from here up are parked tasks' (parking.lua): no registered worker could run them. */
-    private static final double PARKED_MIN = 1e15;
+    /**
+     * Queue scores from here up are parked tasks' (parking.lua's PARK_OFFSET, pinned by
+     * ParkedScoreTest): no registered worker could run them.
+     */
+    static final double PARKED_MIN = 1e15;
 
     /**
      * The most submissions, acknowledgements or outcomes one script run carries when calls come
