@@ -31,7 +31,7 @@ import io.rlscheduler.core.WorkerState;
 import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.MasterContext;
-import io.rlscheduler.master.internal.TaskLogManager;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerChannelHandler;
 import io.rlscheduler.master.internal.WorkerRegistry;

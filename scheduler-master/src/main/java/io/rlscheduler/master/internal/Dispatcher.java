@@ -6,6 +6,7 @@ import io.rlscheduler.core.ClaimResult;
 import io.rlscheduler.core.ClaimStatus;
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.WorkerSession;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.ExecuteTask;
 import java.util.ArrayList;
 import java.util.List;

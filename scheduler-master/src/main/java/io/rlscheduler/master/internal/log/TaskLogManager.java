@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.master.LogFollow;

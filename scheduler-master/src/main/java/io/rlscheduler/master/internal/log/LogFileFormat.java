@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 /**
  * The format of a task log file, {@code <dir>/<taskId>.log}: UTF-8 text, one record per line, each

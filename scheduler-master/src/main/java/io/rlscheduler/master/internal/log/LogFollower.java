@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
