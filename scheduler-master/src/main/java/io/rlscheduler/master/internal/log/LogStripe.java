@@ -112,28 +112,30 @@ final class LogStripe {
 
     /** Attaches a new follower, from the file's start ({@link #subscribe}). */
     void follow(LogFollower follower) {
-        try {
-            executor.execute(() -> {
-                try {
-                    subscribe(follower);
-                } catch (IOException e) {
-                    follower.terminate("cannot read the log file: " + e); // not thrown: its record lookup only ends followers
-                }
-                trim();
-            });
-        } catch (RejectedExecutionException closing) {
-            follower.terminate("the task log manager was closed");
-        }
+        onThread(follower, () -> {
+            try {
+                subscribe(follower);
+            } catch (IOException e) {
+                follower.terminate("cannot read the log file: " + e); // not thrown: its record lookup only ends followers
+            }
+        });
     }
 
     /** Attaches a follower again at the file's current end, once it has caught up with the file. */
     void reattach(LogFollower follower) {
+        onThread(follower, () -> {
+            TaskLogState st = stateOrTerminate(follower);
+            if (st != null) {
+                attach(follower, st);
+            }
+        });
+    }
+
+    /** Runs a follower's step, then {@link #trim}, on the I/O thread; once closed, ends the follower instead. */
+    private void onThread(LogFollower follower, Runnable step) {
         try {
             executor.execute(() -> {
-                TaskLogState st = stateOrTerminate(follower);
-                if (st != null) {
-                    attach(follower, st);
-                }
+                step.run();
                 trim();
             });
         } catch (RejectedExecutionException closing) {
