@@ -94,8 +94,8 @@ class MasterEventGapIT {
                     .getAssignments().get(0);
             io.rlscheduler.core.TaskLease lease = new io.rlscheduler.core.TaskLease("t1", a.getEpoch());
             assertThat(core.acknowledge(lease, "w1", "s1").get(10, TimeUnit.SECONDS).isAccepted()).isTrue();
-            try (io.rlscheduler.master.internal.TaskLogManager earlier =
-                         new io.rlscheduler.master.internal.TaskLogManager(dir.resolve("logs"))) {
+            try (io.rlscheduler.master.internal.log.TaskLogManager earlier =
+                         new io.rlscheduler.master.internal.log.TaskLogManager(dir.resolve("logs"))) {
                 earlier.open("t1", "trace-1", a.getEpoch(), a.getAttempt()).get(10, TimeUnit.SECONDS);
                 List<io.rlscheduler.protocol.LogLine> lines = List.of(1L, 2L).stream().map(n -> io.rlscheduler.protocol.LogLine
                         .newBuilder().setSequence(n).setStream(io.rlscheduler.protocol.LogStream.LOG_STREAM_STDOUT)

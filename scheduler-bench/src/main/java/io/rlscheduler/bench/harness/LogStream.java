@@ -8,7 +8,7 @@ import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
-import io.rlscheduler.master.internal.TaskLogManager;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.worker.PythonTaskExecutor;
 import io.rlscheduler.worker.SchedulerWorker;
 import java.io.BufferedReader;

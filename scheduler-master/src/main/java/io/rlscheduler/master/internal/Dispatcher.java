@@ -9,6 +9,7 @@ import io.rlscheduler.core.SubmitAndClaimResult;
 import io.rlscheduler.core.SubmitResult;
 import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.WorkerSession;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.ExecuteTask;
 import java.util.ArrayList;
 import java.util.List;

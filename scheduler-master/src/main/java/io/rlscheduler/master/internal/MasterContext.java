@@ -1,6 +1,7 @@
 package io.rlscheduler.master.internal;
 
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 
 /** What every worker connection of a master shares. Immutable apart from the components' own state. */
 public final class MasterContext {

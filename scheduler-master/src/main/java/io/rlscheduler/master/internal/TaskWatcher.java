@@ -7,6 +7,7 @@ import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.Challenge;
 import io.rlscheduler.protocol.ErrorCode;
 import io.rlscheduler.protocol.ErrorReply;

@@ -5,6 +5,7 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.LeaderStatus;
 import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.Challenge;
 import io.rlscheduler.protocol.FrameFormat;
 import io.rlscheduler.protocol.HandshakeProof;

@@ -14,6 +14,8 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerRegistration;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.internal.log.LogFixtures;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;

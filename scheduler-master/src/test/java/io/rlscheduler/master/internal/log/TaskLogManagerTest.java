@@ -1,10 +1,10 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
-import static io.rlscheduler.master.internal.LogFixtures.await;
-import static io.rlscheduler.master.internal.LogFixtures.fileLines;
-import static io.rlscheduler.master.internal.LogFixtures.line;
-import static io.rlscheduler.master.internal.LogFixtures.lines;
-import static io.rlscheduler.master.internal.LogFixtures.texts;
+import static io.rlscheduler.master.internal.log.LogFixtures.await;
+import static io.rlscheduler.master.internal.log.LogFixtures.fileLines;
+import static io.rlscheduler.master.internal.log.LogFixtures.line;
+import static io.rlscheduler.master.internal.log.LogFixtures.lines;
+import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,8 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
+
+import io.rlscheduler.core.TaskIds;
+import java.nio.file.Path;
+import java.util.regex.Pattern;
 
 /**
  * The format of a task log file, {@code <dir>/<taskId>.log}: UTF-8 text, one record per line, each
@@ -25,10 +29,16 @@ package io.rlscheduler.master.internal;
  * escape prefix {@code "##RLS_TEXT "}, so a task cannot forge a marker by printing one. A line's
  * sequence number is not stored: it is its position after its attempt's marker (plus the
  * marker's {@code after}).
+ *
+ * <p>File names come only from ids that pass {@link TaskIds#isValid} (no '/', never '.' or
+ * '..'), checked before anything touches the disk ({@link #fileOf}).
  */
 final class LogFileFormat {
 
-    private static final java.util.regex.Pattern WHITESPACE = java.util.regex.Pattern.compile("\\s+");
+    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
+
+    /** The trace id of a file whose attempt was not started by an open (a log batch or an end came first). */
+    static final String UNKNOWN_TRACE_ID = "unknown";
 
     static final String HEADER_PREFIX = "TRACE_ID:";
     static final String ATTEMPT_PREFIX = "##RLS_ATTEMPT ";
@@ -54,6 +64,21 @@ final class LogFileFormat {
     }
 
     private LogFileFormat() {
+    }
+
+    /**
+     * Returns the log file of a task, {@code <directory>/<taskId>.log}. Touches no file.
+     *
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id
+     */
+    static Path fileOf(Path directory, String taskId) {
+        TaskIds.require(taskId, "task id");
+        Path path = directory.resolve(taskId + ".log");
+        if (!directory.equals(path.getParent())) {
+            // Cannot happen for a valid id; checked anyway because the name comes from a peer.
+            throw new IllegalArgumentException("task id '" + taskId + "' does not name a file in " + directory);
+        }
+        return path;
     }
 
     /** Returns {@code text} with each CR and LF replaced by a space. */

@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 /**
  * Lines of one chunk just written to a task's log file, as the bytes written (escapes included),

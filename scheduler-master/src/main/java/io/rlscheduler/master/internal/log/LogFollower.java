@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The live queue is bounded. When it is full the follower is detached: the queue is dropped and,
  * once the follower has read the file up to where it had got, it asks the I/O thread to attach it
- * again at the file's current end ({@link TaskLogManager} {@code attach}), reading the lines it
+ * again at the file's current end ({@link LogStripe#reattach}), reading the lines it
  * missed from the file. A slow consumer thus never blocks a writer and never loses a line; it only
  * loses the stream (stdout/stderr) of lines it reads back from the file.
  *
@@ -34,13 +34,13 @@ final class LogFollower implements LogFollow {
     private static final Logger log = LoggerFactory.getLogger(LogFollower.class);
     private static final int LINES_PER_TURN = 256;
 
-
     private final String taskId;
     private final Path path;
     private final Consumer<LogRecord> consumer;
     private final int capacity;
     private final Executor delivery;
-    private final TaskLogManager manager;
+    private final LogStripe stripe;
+    private final Consumer<LogFollower> onEnded;
     private final CompletableFuture<LogRecord> ended = new CompletableFuture<>();
 
     private final Object lock = new Object();
@@ -58,20 +58,24 @@ final class LogFollower implements LogFollow {
 
     // Drain only.
     private long position;
-    private int attempt;
-    private long epoch = -1;
-    private long sequence;
+    /** The attempt, epoch and sequence number of the last line delivered. */
+    private final LogCursor cursor = new LogCursor();
     private LogLineReader reader;
     private long consumerFailures;
 
+    /**
+     * @param stripe  the I/O thread of the task, which attaches and detaches the follower
+     * @param onEnded told once the follower has delivered its END_OF_STREAM
+     */
     LogFollower(String taskId, Path path, Consumer<LogRecord> consumer, int capacity, Executor delivery,
-            TaskLogManager manager) {
+            LogStripe stripe, Consumer<LogFollower> onEnded) {
         this.taskId = taskId;
         this.path = path;
         this.consumer = consumer;
         this.capacity = capacity;
         this.delivery = delivery;
-        this.manager = manager;
+        this.stripe = stripe;
+        this.onEnded = onEnded;
     }
 
     @Override
@@ -92,7 +96,7 @@ final class LogFollower implements LogFollow {
     @Override
     public void close() {
         if (terminate("follow closed")) {
-            manager.detach(this);
+            stripe.detach(this);
         }
     }
 
@@ -271,7 +275,8 @@ final class LogFollower implements LogFollow {
                 synchronized (lock) {
                     if (urgentEndNote != null) {
                         step = Step.END;
-                        endRecord = LogRecord.endOfStream(taskId, attempt, epoch, null, false, urgentEndNote);
+                        endRecord = LogRecord.endOfStream(taskId, cursor.attempt(), cursor.epoch(), null, false,
+                                urgentEndNote);
                     } else if (position < replayTarget) {
                         step = Step.REPLAY;
                         target = replayTarget;
@@ -304,7 +309,7 @@ final class LogFollower implements LogFollow {
                     }
                     case ATTACH -> {
                         // Caught up with the file after falling behind: ask to be attached again.
-                        manager.attach(this);
+                        stripe.reattach(this);
                         return;
                     }
                     case IDLE -> {
@@ -349,8 +354,7 @@ final class LogFollower implements LogFollow {
 
     /** Delivers a block's lines, one record each, stopping early if the follow is ended meanwhile. */
     private void deliverLive(LiveBlock block) {
-        attempt = block.attempt();
-        epoch = block.epoch();
+        cursor.moveTo(block.attempt(), block.epoch(), cursor.sequence());
         LogStream stream = LogStream.forNumber(block.streamValue());
         byte[] bytes = block.bytes();
         int start = 0;
@@ -362,30 +366,19 @@ final class LogFollower implements LogFollow {
             String text = LogFileFormat.parse(new String(bytes, start, end - start, StandardCharsets.UTF_8), false).text();
             start = end + 1;
             position = block.fileStart() + start;
-            sequence = block.firstSequence() + i;
-            deliver(LogRecord.line(taskId, attempt, epoch, sequence, stream, text));
+            cursor.moveTo(block.attempt(), block.epoch(), block.firstSequence() + i);
+            deliver(LogRecord.line(taskId, block.attempt(), block.epoch(), cursor.sequence(), stream, text));
         }
     }
 
+    /**
+     * Delivers a file line if it is task output. End markers are not: the END_OF_STREAM comes
+     * from the manager's state, after everything else.
+     */
     private void replayLine(LogFileFormat.Line line) {
-        switch (line.kind()) {
-            case ATTEMPT -> {
-                attempt = line.attempt();
-                epoch = line.epoch();
-                sequence = line.last(); // 0, or the lines another master acknowledged
-            }
-            case TEXT -> {
-                if (epoch >= 0) {
-                    sequence++;
-                    deliver(LogRecord.line(taskId, attempt, epoch, sequence, LogStream.LOG_STREAM_UNSPECIFIED,
-                            line.text()));
-                }
-                // Lines before any attempt marker were not written by a manager: not task output.
-            }
-            default -> {
-                // The header and end markers are not task output; the END_OF_STREAM comes from the
-                // manager's state, after everything else.
-            }
+        if (cursor.advance(line)) {
+            deliver(LogRecord.line(taskId, cursor.attempt(), cursor.epoch(), cursor.sequence(),
+                    LogStream.LOG_STREAM_UNSPECIFIED, line.text()));
         }
     }
 
@@ -409,7 +402,7 @@ final class LogFollower implements LogFollow {
     private void finish(LogRecord endRecord) {
         closeReader();
         deliver(endRecord);
-        manager.followerEnded(this);
+        onEnded.accept(this);
         ended.complete(endRecord);
     }
 

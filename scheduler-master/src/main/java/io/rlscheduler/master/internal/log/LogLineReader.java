@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 import java.io.Closeable;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -17,10 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.LongStream;
 
-/** Helpers shared by the task log tests. */
-final class LogFixtures {
+/** Helpers shared by the task log tests (public: the watcher's tests in the parent package use them too). */
+public final class LogFixtures {
 
-    static final long TIMEOUT_SECONDS = 30;
+    public static final long TIMEOUT_SECONDS = 30;
 
     private LogFixtures() {
     }
@@ -30,7 +30,7 @@ final class LogFixtures {
     }
 
     /** Lines {@code from..to} (inclusive) with text "line-N". */
-    static List<LogLine> lines(long from, long to) {
+    public static List<LogLine> lines(long from, long to) {
         List<LogLine> lines = new ArrayList<>();
         for (long sequence = from; sequence <= to; sequence++) {
             lines.add(line(sequence, "line-" + sequence));
@@ -42,7 +42,7 @@ final class LogFixtures {
         return LongStream.rangeClosed(from, to).mapToObj(n -> "line-" + n).toList();
     }
 
-    static <T> T await(CompletableFuture<T> future) {
+    public static <T> T await(CompletableFuture<T> future) {
         try {
             return future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
         } catch (Exception e) {
@@ -50,7 +50,7 @@ final class LogFixtures {
         }
     }
 
-    static List<String> fileLines(Path file) {
+    public static List<String> fileLines(Path file) {
         try {
             return Files.readAllLines(file, StandardCharsets.UTF_8);
         } catch (IOException e) {

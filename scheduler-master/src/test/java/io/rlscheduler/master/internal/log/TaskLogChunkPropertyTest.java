@@ -1,6 +1,6 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
-import static io.rlscheduler.master.internal.LogFixtures.await;
+import static io.rlscheduler.master.internal.log.LogFixtures.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;

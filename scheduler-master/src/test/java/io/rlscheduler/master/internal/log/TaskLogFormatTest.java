@@ -1,9 +1,9 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rlscheduler.master.internal.LogFileFormat.Kind;
-import io.rlscheduler.master.internal.LogFileFormat.Line;
+import io.rlscheduler.master.internal.log.LogFileFormat.Kind;
+import io.rlscheduler.master.internal.log.LogFileFormat.Line;
 import org.junit.jupiter.api.Test;
 
 class TaskLogFormatTest {

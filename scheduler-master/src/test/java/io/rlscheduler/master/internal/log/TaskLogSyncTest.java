@@ -1,15 +1,15 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
-import static io.rlscheduler.master.internal.LogFixtures.await;
-import static io.rlscheduler.master.internal.LogFixtures.fileLines;
-import static io.rlscheduler.master.internal.LogFixtures.lines;
-import static io.rlscheduler.master.internal.LogFixtures.texts;
+import static io.rlscheduler.master.internal.log.LogFixtures.await;
+import static io.rlscheduler.master.internal.log.LogFixtures.fileLines;
+import static io.rlscheduler.master.internal.log.LogFixtures.lines;
+import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
-import io.rlscheduler.master.internal.LogFixtures.Recorder;
+import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,9 +1,9 @@
-package io.rlscheduler.master.internal;
+package io.rlscheduler.master.internal.log;
 
-import static io.rlscheduler.master.internal.LogFixtures.await;
-import static io.rlscheduler.master.internal.LogFixtures.fileLines;
-import static io.rlscheduler.master.internal.LogFixtures.lines;
-import static io.rlscheduler.master.internal.LogFixtures.texts;
+import static io.rlscheduler.master.internal.log.LogFixtures.await;
+import static io.rlscheduler.master.internal.log.LogFixtures.fileLines;
+import static io.rlscheduler.master.internal.log.LogFixtures.lines;
+import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;

@@ -1,0 +1,58 @@
+package io.rlscheduler.master;
+
+import io.rlscheduler.master.internal.log.LogFileRecords;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Reads the master's task log files, {@code <logDirectory>/<taskId>.log}, as the master itself
+ * reads them (for a running log, follow it instead: {@link TaskHandle#followLogs}).
+ *
+ * <p>A file holds the attempts of one task in the order they ran. {@link #read} returns, in file
+ * order, one {@link LogRecord.Kind#LINE} record per output line, with its attempt, epoch and
+ * sequence number (from 1 per attempt, or after the lines another master acknowledged that this
+ * file lacks) and its text as printed (CR and LF inside it made spaces; the stream is
+ * {@code LOG_STREAM_UNSPECIFIED}: the file does not store it); and one
+ * {@link LogRecord.Kind#END_OF_STREAM} record where an attempt's end was written, with the state
+ * it ended in, whether the log is complete, and the note of an incomplete end. Unlike a follow,
+ * a file may hold several ends (one per attempt that ended), none (the attempt is still running,
+ * or its end was not recorded), and lines after an incomplete end (they still came). An attempt
+ * that printed nothing may have no record, and a task whose attempts printed nothing may have no
+ * file. A last line not ended by LF (cut short by a crash, never acknowledged) is not returned.
+ *
+ * <p>Thread-safe; each call reads the file anew. Reading a file the master is writing is safe:
+ * the result is the file as it was at some moment, up to its last complete line.
+ */
+public final class LogFiles {
+
+    private LogFiles() {
+    }
+
+    /**
+     * Returns the log file of a task in a master's log directory. Touches no file.
+     *
+     * @param directory the master's log directory
+     * @param taskId    the task; must be a valid task id
+     * @return the file's absolute path
+     * @throws IllegalArgumentException if {@code taskId} is not a valid task id
+     */
+    public static Path fileOf(Path directory, String taskId) {
+        return LogFileRecords.fileOf(directory, taskId);
+    }
+
+    /**
+     * Reads a task log file; the task id of the records is the file's name without {@code .log}.
+     * Never follows a symbolic link.
+     *
+     * @param file the file, as {@link #fileOf} names it
+     * @return the records, in file order (see the class comment); unmodifiable
+     * @throws java.nio.file.NoSuchFileException if there is no such file
+     * @throws IOException                       if it cannot be read
+     */
+    public static List<LogRecord> read(Path file) throws IOException {
+        String name = file.getFileName().toString();
+        String taskId = name.endsWith(".log") ? name.substring(0, name.length() - ".log".length()) : name;
+        return List.copyOf(LogFileRecords.read(file, taskId));
+    }
+}
