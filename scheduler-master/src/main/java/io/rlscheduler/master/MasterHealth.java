@@ -9,7 +9,7 @@ import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.RpcServer;
-import io.rlscheduler.master.internal.TaskLogManager;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
 import java.util.EnumMap;

@@ -2,7 +2,7 @@ package io.rlscheduler.master;
 
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskRecord;
-import io.rlscheduler.master.internal.TaskLogManager;
+import io.rlscheduler.master.internal.log.TaskLogManager;
 import java.util.concurrent.CompletableFuture;
 
 /**
