@@ -23,6 +23,7 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerRegistration;
 import io.rlscheduler.core.WriteResult;
 import io.rlscheduler.core.WriteStatus;
+import io.rlscheduler.core.internal.Lifecycle;
 import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.ErrorCode;
 import io.rlscheduler.protocol.ErrorReply;
@@ -117,30 +118,22 @@ public final class SchedulerWorker implements AutoCloseable {
     /** Longest delay between retries of recording an attempt's end. */
     private static final long FINISH_RETRY_MAX_MILLIS = 2_000;
 
-    /** Default grace between TERM and KILL when a task is stopped. */
-    public static final Duration DEFAULT_KILL_GRACE = Duration.ofSeconds(10);
-    /** Default delay before the first reconnect; doubles up to the maximum, with jitter. */
-    public static final Duration DEFAULT_RECONNECT_MIN = Duration.ofMillis(100);
-    /** Default longest delay between reconnects. */
-    public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
-    /** Default period of log batches. */
-    public static final Duration DEFAULT_LOG_FLUSH_INTERVAL = Duration.ofMillis(50);
-    /** Default most lines per log batch. */
-    public static final int DEFAULT_LOG_BATCH_LINES = 1000;
-    /** Default most unacknowledged lines kept per attempt before the task is slowed down. */
-    public static final int DEFAULT_MAX_BUFFERED_LINES = 100_000;
+    /**
+     * The default grace between TERM and KILL.
+     *
+     * @deprecated use {@link WorkerOptions#DEFAULT_KILL_GRACE}
+     */
+    @Deprecated
+    public static final Duration DEFAULT_KILL_GRACE = WorkerOptions.DEFAULT_KILL_GRACE;
     /** The most bytes of lines in one log batch (a single larger block still goes, alone): 512 KiB. */
     static final int LOG_BATCH_BYTES = 512 * 1024;
 
-    private enum State { NEW, RUNNING, SHUTDOWN, TERMINATED }
-
-    private final Builder config;
+    private final WorkerOptions options;
     private final RedisClient client;
     /** The client the worker made itself (on the JVM's shared Lettuce threads); null for a user's client. */
     private final SharedClientResources.OwnedClient ownClient;
     private final String sessionId = "s-" + UUID.randomUUID();
     private final ConcurrentHashMap<String, Attempt> attempts = new ConcurrentHashMap<>();
-    private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicLong heartbeatSequence = new AtomicLong();
     private final ResourceProbe probe;
     private final TaskExecutor executor;
@@ -148,7 +141,9 @@ public final class SchedulerWorker implements AutoCloseable {
     /** A flush of full log batches is queued on the event loop (so lines do not queue one each). */
     private final AtomicBoolean flushRequested = new AtomicBoolean();
     private final Duration fenceAfter;
-    private volatile State state = State.NEW;
+    private final Lifecycle lifecycle;
+    /** Whether {@link #stopAll()} ran; guarded by this worker's monitor. */
+    private boolean stopped;
     private LeaseCore core;
     private MasterLink link;
     private EventLoopGroup group;
@@ -156,16 +151,17 @@ public final class SchedulerWorker implements AutoCloseable {
     private ExecutorService taskThreads;
     private WorkerRegistration registration;
 
-    private SchedulerWorker(Builder b) {
-        this.config = b;
-        this.ownClient = b.client == null ? ownClient(b.redisUri) : null;
-        this.client = ownClient != null ? ownClient.client() : b.client;
-        this.probe = new ResourceProbe(b.nvidiaSmi);
-        this.runDirectories = new RunDirectories(b.runRoot);
-        this.fenceAfter = fenceAfter(b.coreOptions, b.killGrace);
-        this.executor = b.executor != null ? b.executor : PythonTaskExecutor.builder()
-                .scriptRoots(b.scriptRoots).stateDirectory(b.stateDirectory()).gracePeriod(b.killGrace)
-                .keepaliveTimeout(fenceAfter).build();
+    private SchedulerWorker(WorkerOptions options, RedisClient userClient, TaskExecutor userExecutor) {
+        this.options = options;
+        this.lifecycle = new Lifecycle("worker " + options.getWorkerId());
+        this.ownClient = userClient == null ? ownClient(options.getRedisUri().orElseThrow()) : null;
+        this.client = ownClient != null ? ownClient.client() : userClient;
+        this.probe = new ResourceProbe(options.getNvidiaSmi());
+        this.runDirectories = new RunDirectories(options.getRunRoot());
+        this.fenceAfter = fenceAfter(options.getCoreOptions(), options.getKillGrace());
+        this.executor = userExecutor != null ? userExecutor : PythonTaskExecutor.builder()
+                .scriptRoots(options.getScriptRoots()).stateDirectory(options.getStateDirectory())
+                .gracePeriod(options.getKillGrace()).keepaliveTimeout(fenceAfter).build();
     }
 
     /**
@@ -198,9 +194,14 @@ public final class SchedulerWorker implements AutoCloseable {
         return new Builder();
     }
 
+    /** Returns the worker's settings. */
+    public WorkerOptions getOptions() {
+        return options;
+    }
+
     /** Returns the worker id. */
     public String getWorkerId() {
-        return config.workerId;
+        return options.getWorkerId();
     }
 
     /** Returns the session id of this process start. */
@@ -238,51 +239,48 @@ public final class SchedulerWorker implements AutoCloseable {
      * @throws SchedulerException if Redis cannot be reached
      */
     public synchronized SchedulerWorker start() {
-        if (state != State.NEW) {
-            throw new IllegalStateException("worker " + config.workerId + " was already started");
-        }
-        state = State.RUNNING;
+        lifecycle.start();
         try {
             if (executor instanceof PythonTaskExecutor python) {
                 int killed = python.killLeftovers();
                 if (killed > 0) {
-                    log.warn("killed {} process groups left by a previous run of worker {}", killed, config.workerId);
+                    log.warn("killed {} process groups left by a previous run of worker {}", killed, options.getWorkerId());
                 }
             }
-            core = LeaseCore.create(client, config.coreOptions);
-            List<Integer> gpus = config.gpuIds != null ? config.gpuIds : detectGpus();
-            registration = new WorkerRegistration(config.workerId, sessionId, config.labels, config.cpuSlots,
-                    config.memoryBytes >= 0 ? config.memoryBytes : ResourceProbe.totalMemoryBytes(), gpus);
+            core = LeaseCore.create(client, options.getCoreOptions());
+            List<Integer> gpus = options.getGpuIds().orElseGet(this::detectGpus);
+            registration = new WorkerRegistration(options.getWorkerId(), sessionId, options.getLabels(), options.getCpuSlots(),
+                    options.getMemoryBytes().orElseGet(ResourceProbe::totalMemoryBytes), gpus);
             RequeueResult taken = core.register(registration).get(30, TimeUnit.SECONDS);
             if (!taken.getRequeued().isEmpty() || !taken.getFailed().isEmpty()) {
                 log.warn("tasks of this worker's previous session were taken back: requeued {}, failed {}",
                         taken.getRequeued(), taken.getFailed());
             }
             java.util.concurrent.ScheduledThreadPoolExecutor timerPool = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
-                    daemon("rls-worker-timers-" + config.workerId));
+                    daemon("rls-worker-timers-" + options.getWorkerId()));
             // A task's timeout is cancelled when it ends: dropped from the queue at once, not kept
             // (with its attempt) until the deadline it will never reach.
             timerPool.setRemoveOnCancelPolicy(true);
             timers = timerPool;
-            taskThreads = Executors.newCachedThreadPool(daemon("rls-worker-tasks-" + config.workerId));
-            group = config.transport.newGroup(1, "rls-worker-io-" + config.workerId);
-            link = new MasterLink(config.masters, config.transport, group, config.protocolOptions, config.secret,
-                    config.workerId, sessionId, config.labels, config.reconnectMin, config.reconnectMax,
-                    config.coreOptions.getHeartbeatInterval(), new LinkListener());
-            long hb = config.coreOptions.getHeartbeatInterval().toMillis();
+            taskThreads = Executors.newCachedThreadPool(daemon("rls-worker-tasks-" + options.getWorkerId()));
+            group = options.getTransport().newGroup(1, "rls-worker-io-" + options.getWorkerId());
+            link = new MasterLink(options.getMasters(), options.getTransport(), group, options.getProtocolOptions(), options.getSecret(),
+                    options.getWorkerId(), sessionId, options.getLabels(), options.getReconnectMin(), options.getReconnectMax(),
+                    options.getCoreOptions().getHeartbeatInterval(), new LinkListener());
+            long hb = options.getCoreOptions().getHeartbeatInterval().toMillis();
             timers.scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
-            long flush = config.logFlushInterval.toMillis();
+            long flush = options.getLogFlushInterval().toMillis();
             group.scheduleWithFixedDelay(this::flushLogs, flush, flush, TimeUnit.MILLISECONDS);
             link.start();
-            log.info("worker {} (session {}) started: {} CPU slots, GPUs {}, labels {}", config.workerId, sessionId,
-                    config.cpuSlots, gpus, config.labels);
+            log.info("worker {} (session {}) started: {} CPU slots, GPUs {}, labels {}", options.getWorkerId(), sessionId,
+                    options.getCpuSlots(), gpus, options.getLabels());
             return this;
         } catch (Exception e) {
             shutdownNow();
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            throw new SchedulerException("worker " + config.workerId + " failed to start: " + e, true, e);
+            throw new SchedulerException("worker " + options.getWorkerId() + " failed to start: " + e, true, e);
         }
     }
 
@@ -394,7 +392,7 @@ public final class SchedulerWorker implements AutoCloseable {
                     .setAccepted(true).build());
             return;
         }
-        if (state != State.RUNNING) {
+        if (!lifecycle.isRunning()) {
             channel.writeAndFlush(refusal(task, ErrorCode.ERROR_CODE_RESOURCE_UNAVAILABLE, "worker is shutting down"));
             return;
         }
@@ -406,7 +404,7 @@ public final class SchedulerWorker implements AutoCloseable {
         // JVM, still counts from the process's start: a lag of the launch's set-up, well inside
         // the stopping margin.)
         long ackSentAt = System.nanoTime();
-        core.acknowledge(lease, config.workerId, sessionId).whenCompleteAsync((result, error) -> {
+        core.acknowledge(lease, options.getWorkerId(), sessionId).whenCompleteAsync((result, error) -> {
             if (error != null) {
                 log.warn("cannot confirm task {} in Redis: {}", task.getTaskId(), error.toString());
                 send(refusal(task, ErrorCode.ERROR_CODE_INTERNAL, "cannot reach Redis: " + error));
@@ -445,7 +443,7 @@ public final class SchedulerWorker implements AutoCloseable {
             RunDirectories.Attempt dirs = executor.usesRunDirectories()
                     ? runDirectories.prepare(task.getTaskId(), task.getAttempt(), parameters)
                     : runDirectories.locate(task.getTaskId(), task.getAttempt());
-            attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
+            attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), options.getMaxBufferedLines()),
                     new MetricsCollector(1000), dirs.getRunDir());
             attempt.renewed(leaseStartNanos);
             track(attempt);
@@ -465,8 +463,8 @@ public final class SchedulerWorker implements AutoCloseable {
                 log.warn("task {} could not be started: {}", task.getTaskId(), e.getMessage());
             }
             if (attempt == null) {
-                attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), config.maxBufferedLines),
-                        new MetricsCollector(1000), config.runRoot.resolve(task.getTaskId()));
+                attempt = new Attempt(task, new LogBuffer(task.getTaskId(), task.getEpoch(), options.getMaxBufferedLines()),
+                        new MetricsCollector(1000), options.getRunRoot().resolve(task.getTaskId()));
                 track(attempt);
             }
             output(attempt, LogStream.LOG_STREAM_STDERR, "rl-scheduler: task could not be started: " + e.getMessage());
@@ -488,7 +486,7 @@ public final class SchedulerWorker implements AutoCloseable {
                     TimeUnit.MILLISECONDS));
         }
         if (started.getRequestedStop() != StopReason.NONE) {
-            execution.stop(started.getRequestedStop(), config.killGrace);
+            execution.stop(started.getRequestedStop(), options.getKillGrace());
         }
         CompletableFuture<ExecutionResult> completion = execution.completion();
         if (completion.isDone()) {
@@ -539,7 +537,7 @@ public final class SchedulerWorker implements AutoCloseable {
         try {
             LogBuffer logs = attempt.getLogs();
             long unsent = logs.add(stream, lines);
-            if ((unsent >= config.logBatchLines || logs.unsentBytes() >= LOG_BATCH_BYTES) && canSendLogs()
+            if ((unsent >= options.getLogBatchLines() || logs.unsentBytes() >= LOG_BATCH_BYTES) && canSendLogs()
                     && flushRequested.compareAndSet(false, true)) {
                 // A full batch waits: send it now rather than at the next tick.
                 group.execute(() -> {
@@ -576,7 +574,7 @@ public final class SchedulerWorker implements AutoCloseable {
             log.info("stopping task {} epoch {}: {}", attempt.getLease().getTaskId(), attempt.getLease().getEpoch(), reason);
             TaskExecution execution = attempt.getExecution();
             if (execution != null) {
-                execution.stop(reason, config.killGrace);
+                execution.stop(reason, options.getKillGrace());
             }
         }
     }
@@ -678,7 +676,7 @@ public final class SchedulerWorker implements AutoCloseable {
         private final Integer exitCode;
         private final String error;
         private final TaskReportStatus status;
-        private final long deadline = System.nanoTime() + config.coreOptions.getTaskLease().toNanos();
+        private final long deadline = System.nanoTime() + options.getCoreOptions().getTaskLease().toNanos();
         private long pauseMillis = FINISH_RETRY_MIN_MILLIS;
 
         FinishRecorder(Attempt attempt, TaskState outcome, Integer exitCode, String error, TaskReportStatus status) {
@@ -692,7 +690,7 @@ public final class SchedulerWorker implements AutoCloseable {
         void call() {
             CompletableFuture<WriteResult> call;
             try {
-                call = core.finish(attempt.getLease(), config.workerId, sessionId, outcome, exitCode, error,
+                call = core.finish(attempt.getLease(), options.getWorkerId(), sessionId, outcome, exitCode, error,
                         attempt.getMetrics().latestJson(), attempt.getRunDir().toString(),
                         attempt.getLogs().getLastSequence());
             } catch (RuntimeException e) {
@@ -720,7 +718,7 @@ public final class SchedulerWorker implements AutoCloseable {
             try {
                 group.schedule(this::call, pause, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException stopping) {
-                log.warn("worker {} is stopping: the end of task {} was not recorded in Redis", config.workerId, taskId);
+                log.warn("worker {} is stopping: the end of task {} was not recorded in Redis", options.getWorkerId(), taskId);
                 recorded(null);
             }
         }
@@ -828,7 +826,7 @@ public final class SchedulerWorker implements AutoCloseable {
         LogBuffer logs = attempt.getLogs();
         boolean wrote = false;
         while (channel.isWritable()) {
-            List<LogChunk> batch = logs.nextBatch(config.logBatchLines, LOG_BATCH_BYTES);
+            List<LogChunk> batch = logs.nextBatch(options.getLogBatchLines(), LOG_BATCH_BYTES);
             if (batch.isEmpty()) {
                 break;
             }
@@ -860,7 +858,7 @@ public final class SchedulerWorker implements AutoCloseable {
             heartbeatOnce();
         } catch (RuntimeException | Error e) {
             // Thrown out of a scheduled task, it would cancel every later heartbeat, silently.
-            log.error("worker {}: a heartbeat failed; the next one comes as scheduled", config.workerId, e);
+            log.error("worker {}: a heartbeat failed; the next one comes as scheduled", options.getWorkerId(), e);
         }
     }
 
@@ -875,8 +873,8 @@ public final class SchedulerWorker implements AutoCloseable {
         }
         long sentAt = System.nanoTime();
         try {
-            HeartbeatResult result = core.heartbeat(config.workerId, sessionId, leases).get(
-                    config.coreOptions.getHeartbeatInterval().toMillis() * 2, TimeUnit.MILLISECONDS);
+            HeartbeatResult result = core.heartbeat(options.getWorkerId(), sessionId, leases).get(
+                    options.getCoreOptions().getHeartbeatInterval().toMillis() * 2, TimeUnit.MILLISECONDS);
             if (result.getStatus() == HeartbeatStatus.OK) {
                 for (Attempt a : held) {
                     TaskLease lease = a.getLease();
@@ -894,10 +892,10 @@ public final class SchedulerWorker implements AutoCloseable {
                     }
                 }
             } else if (result.getStatus() == HeartbeatStatus.UNKNOWN_WORKER) {
-                log.warn("Redis does not know worker {}; registering again", config.workerId);
+                log.warn("Redis does not know worker {}; registering again", options.getWorkerId());
                 core.register(registration);
             } else {
-                log.error("another process registered worker id {}; stopping this worker's tasks", config.workerId);
+                log.error("another process registered worker id {}; stopping this worker's tasks", options.getWorkerId());
                 held.forEach(a -> stop(a, StopReason.FENCED));
             }
         } catch (InterruptedException e) {
@@ -927,9 +925,9 @@ public final class SchedulerWorker implements AutoCloseable {
         if (channel == null) {
             return;
         }
-        Heartbeat.Builder hb = Heartbeat.newBuilder().setWorkerId(config.workerId).setSessionId(sessionId)
+        Heartbeat.Builder hb = Heartbeat.newBuilder().setWorkerId(options.getWorkerId()).setSessionId(sessionId)
                 .setSequence(heartbeatSequence.incrementAndGet()).setSentAtUnixMs(System.currentTimeMillis())
-                .setResources(probe.sample(config.cpuSlots));
+                .setResources(probe.sample(options.getCpuSlots()));
         for (Attempt a : held) {
             hb.addRunningTasks(RunningTask.newBuilder().setTaskId(a.getLease().getTaskId()).setEpoch(a.getLease().getEpoch())
                     .setAttempt(a.getTask().getAttempt()).setLastLogSequence(a.getLogs().getLastSequence()));
@@ -942,65 +940,54 @@ public final class SchedulerWorker implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Stops taking tasks; running attempts finish and their reports are delivered, then the worker
-     * stops. Idempotent; returns at once (see {@link #awaitTermination}).
+     * Stops taking tasks and lets the running attempts finish: each ends by itself, its end is
+     * recorded in Redis and its report gets up to 10 s to reach a master; then the worker stops.
+     * Nothing is killed. Idempotent; returns at once (see {@link #awaitTermination}).
      */
     public void shutdown() {
-        boolean neverStarted;
-        synchronized (this) {
-            if (state != State.RUNNING && state != State.NEW) {
-                return;
-            }
-            neverStarted = state == State.NEW;
-            state = neverStarted ? State.TERMINATED : State.SHUTDOWN;
-        }
-        if (neverStarted) {
-            // Not under the monitor: shutting the client down waits for Lettuce's threads.
-            if (ownClient != null) {
-                ownClient.close();
-            }
-            terminated.countDown();
-            return;
-        }
-        Thread stopper = new Thread(() -> {
-            try {
-                // Running attempts finish by themselves; their reports then get a bounded time to
-                // reach a master (they are recorded in Redis already).
-                for (Attempt a : attempts.values()) {
-                    TaskExecution e = a.getExecution();
-                    if (e != null) {
-                        e.completion().join();
+        switch (lifecycle.beginStop()) {
+            case NEVER_STARTED -> releaseUnstarted();
+            case BEGUN -> lifecycle.stopInBackground(stopperName(), () -> {
+                try {
+                    for (Attempt a : attempts.values()) {
+                        TaskExecution e = a.getExecution();
+                        if (e != null) {
+                            e.completion().join();
+                        }
                     }
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (attempts.values().stream().anyMatch(a -> !a.isEnded() || a.getReport() != null)
+                            && System.nanoTime() < deadline) {
+                        Thread.sleep(50); // shutdown's own pacing while reports drain
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    stopAll();
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (attempts.values().stream().anyMatch(a -> !a.isEnded() || a.getReport() != null)
-                        && System.nanoTime() < deadline) {
-                    Thread.sleep(50); // shutdown's own pacing while reports drain
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                stopAll();
-            }
-        }, "rls-worker-shutdown-" + config.workerId);
-        stopper.setDaemon(true);
-        stopper.start();
+            });
+            case ALREADY -> { }
+        }
     }
 
     /**
-     * Stops every running attempt (TERM to its process group, KILL after the grace period) and the
-     * worker. The stopped tasks' leases lapse and the reaper re-queues them. Idempotent.
+     * Stops every running attempt (TERM to its process group, KILL after the kill grace) and then
+     * the worker, waiting for the attempts up to the kill grace plus 10 s. The stopped attempts'
+     * ends are not recorded: their leases lapse and the reaper re-queues the tasks. Also cuts a
+     * {@link #shutdown()} in progress short. Idempotent; returns at once (see
+     * {@link #awaitTermination}).
      */
     public void shutdownNow() {
-        synchronized (this) {
-            if (state == State.TERMINATED) {
-                return;
-            }
-            state = State.SHUTDOWN;
+        if (lifecycle.beginStop() == Lifecycle.Stop.NEVER_STARTED) {
+            releaseUnstarted();
+            return;
+        }
+        if (lifecycle.isTerminated()) {
+            return;
         }
         attempts.values().forEach(a -> stop(a, StopReason.SHUTDOWN));
-        Thread stopper = new Thread(() -> {
-            long deadline = System.nanoTime() + config.killGrace.toNanos() + TimeUnit.SECONDS.toNanos(10);
+        lifecycle.stopInBackground(stopperName(), () -> {
+            long deadline = System.nanoTime() + options.getKillGrace().toNanos() + TimeUnit.SECONDS.toNanos(10);
             for (Attempt a : attempts.values()) {
                 TaskExecution e = a.getExecution();
                 if (e != null) {
@@ -1012,15 +999,27 @@ public final class SchedulerWorker implements AutoCloseable {
                 }
             }
             stopAll();
-        }, "rls-worker-shutdown-" + config.workerId);
-        stopper.setDaemon(true);
-        stopper.start();
+        });
     }
 
+    private String stopperName() {
+        return "rls-worker-shutdown-" + options.getWorkerId();
+    }
+
+    /** Releases what a worker holds before {@link #start()}: its own Redis client and the probe. */
+    private void releaseUnstarted() {
+        probe.close();
+        if (ownClient != null) {
+            ownClient.close();
+        }
+    }
+
+    /** Stops the worker's parts, once; under the monitor, so after a {@link #start()} in progress. */
     private synchronized void stopAll() {
-        if (state == State.TERMINATED) {
+        if (stopped) {
             return;
         }
+        stopped = true;
         try {
             if (link != null) {
                 link.stop();
@@ -1042,33 +1041,37 @@ public final class SchedulerWorker implements AutoCloseable {
                 ownClient.close();
             }
         } catch (RuntimeException e) {
-            log.warn("error while stopping worker {}: {}", config.workerId, e.toString());
+            log.warn("error while stopping worker {}: {}", options.getWorkerId(), e.toString());
         } finally {
-            state = State.TERMINATED;
-            terminated.countDown();
-            log.info("worker {} stopped", config.workerId);
+            log.info("worker {} stopped", options.getWorkerId());
         }
     }
 
     /** Waits until the worker has stopped; returns whether it did within the timeout. */
     public boolean awaitTermination(Duration timeout) throws InterruptedException {
-        return terminated.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        return lifecycle.awaitTermination(timeout);
+    }
+
+    /** Returns whether a stop has begun ({@link #shutdown()}, {@link #shutdownNow()} or {@link #close()}). */
+    public boolean isShutdown() {
+        return lifecycle.isShutdown();
     }
 
     /** Returns whether the worker has fully stopped. */
     public boolean isTerminated() {
-        return terminated.getCount() == 0;
+        return lifecycle.isTerminated();
     }
 
-    /** Stops running attempts ({@link #shutdownNow()}) and waits for the worker to stop, up to grace + 20 s. */
+    /**
+     * Kills and stops: {@link #shutdownNow()}, then waits up to the kill grace plus 20 s for the
+     * worker to stop. The attempts it stops are not recorded as ended; the reaper re-queues their
+     * tasks once their leases lapse. For an orderly end that lets attempts finish, call
+     * {@link #shutdown()} and {@link #awaitTermination} first.
+     */
     @Override
     public void close() {
         shutdownNow();
-        try {
-            awaitTermination(config.killGrace.plusSeconds(20));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        lifecycle.awaitQuietly(options.getKillGrace().plusSeconds(20));
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -1080,156 +1083,110 @@ public final class SchedulerWorker implements AutoCloseable {
         };
     }
 
-    /** Builds a {@link SchedulerWorker}; setters validate at once, {@link #build()} across fields. Not thread-safe. */
+    /**
+     * Builds a {@link SchedulerWorker}: its {@link WorkerOptions} and the collaborators that are
+     * not settings (a Redis client to share, a {@link TaskExecutor}). The setters of plain settings
+     * set them on the options builder, validating at once; {@link #build()} builds the options and
+     * then the worker, which keeps that value: setters called afterwards change nothing it uses.
+     * Not thread-safe.
+     */
     public static final class Builder {
-        private List<InetSocketAddress> masters;
-        private RedisURI redisUri;
+        private WorkerOptions.Builder options = WorkerOptions.builder();
         private RedisClient client;
-        private String workerId;
-        private byte[] secret;
-        private List<Integer> gpuIds;
-        private int cpuSlots = Runtime.getRuntime().availableProcessors();
-        private long memoryBytes = -1;
-        private Map<String, String> labels = Map.of();
-        private List<Path> scriptRoots = List.of(Path.of("scripts"));
-        private Path runRoot = Path.of("runs");
-        private Path stateDirectory;
         private TaskExecutor executor;
-        private CoreOptions coreOptions = CoreOptions.defaults();
-        private Duration killGrace = DEFAULT_KILL_GRACE;
-        private Duration reconnectMin = DEFAULT_RECONNECT_MIN;
-        private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
-        private Duration logFlushInterval = DEFAULT_LOG_FLUSH_INTERVAL;
-        private int logBatchLines = DEFAULT_LOG_BATCH_LINES;
-        private int maxBufferedLines = DEFAULT_MAX_BUFFERED_LINES;
-        private String nvidiaSmi = "nvidia-smi";
-        private NettyTransport transport = NettyTransport.best();
-        private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
 
         private Builder() {
         }
 
-        /** Sets the masters to connect to, as "host:port", tried in turn. Required. */
-        public Builder masters(String... addresses) {
-            List<InetSocketAddress> list = new ArrayList<>();
-            for (String address : addresses) {
-                int colon = address == null ? -1 : address.lastIndexOf(':');
-                if (colon <= 0 || colon == address.length() - 1) {
-                    throw new IllegalArgumentException("master address must be host:port, was '" + address + "'");
-                }
-                int port;
-                try {
-                    port = Integer.parseInt(address.substring(colon + 1));
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("master address must be host:port, was '" + address + "'");
-                }
-                if (port < 1 || port > 65535) {
-                    throw new IllegalArgumentException("master port must be 1 to 65535, was " + port);
-                }
-                list.add(InetSocketAddress.createUnresolved(address.substring(0, colon), port));
-            }
-            if (list.isEmpty()) {
-                throw new IllegalArgumentException("at least one master address is required");
-            }
-            this.masters = List.copyOf(list);
+        /** Replaces every setting with those of {@code options}; later setters change the copy. */
+        public Builder options(WorkerOptions options) {
+            this.options = options.mutate();
             return this;
         }
 
-        /** Sets the Redis server (the worker creates and owns its client). */
+        /** Sets the masters to connect to, as "host:port", tried in turn. Required. */
+        public Builder masters(String... addresses) {
+            options.masters(addresses);
+            return this;
+        }
+
+        /** Sets the Redis server (the worker creates and owns its client); replaces a client given before. */
         public Builder redis(RedisURI uri) {
-            this.redisUri = Objects.requireNonNull(uri, "uri");
+            options.redis(uri);
             this.client = null;
             return this;
         }
 
-        /** Uses an existing Lettuce client (shared, not shut down by the worker). */
+        /** Uses an existing Lettuce client (shared, not shut down by the worker); replaces a Redis server given before. */
         public Builder redisClient(RedisClient client) {
             this.client = Objects.requireNonNull(client, "client");
-            this.redisUri = null;
+            options.noRedis();
             return this;
         }
 
         /** Sets the worker id: stable for the machine (see {@link TaskIds}). Required. */
         public Builder workerId(String id) {
-            this.workerId = TaskIds.require(id, "worker id");
+            options.workerId(id);
             return this;
         }
 
         /** Sets the shared secret; at least 16 bytes. Required. */
         public Builder secret(byte[] secret) {
-            this.secret = HandshakeProof.requireValidSecret(secret).clone();
+            options.secret(secret);
             return this;
         }
 
         /** Sets the shared secret from a string (its UTF-8 bytes). */
         public Builder secret(String secret) {
-            return secret(Objects.requireNonNull(secret, "secret").getBytes(StandardCharsets.UTF_8));
+            options.secret(secret);
+            return this;
         }
 
         /** Sets the GPU ids this worker offers, distinct, each 0 to 1023; default those nvidia-smi reports (none without it). */
         public Builder gpuIds(Integer... ids) {
-            return gpuIds(java.util.Arrays.asList(Objects.requireNonNull(ids, "ids")));
+            options.gpuIds(ids);
+            return this;
         }
 
         /** Sets the GPU ids this worker offers, distinct, each 0 to 1023. */
         public Builder gpuIds(List<Integer> ids) {
-            // Checked here as registration checks them (found by review: only start() did, after
-            // killing leftover processes and connecting to Redis, as a "retryable" failure).
-            this.gpuIds = List.copyOf(WorkerRegistration.requireValidGpuIds(ids));
+            options.gpuIds(ids);
             return this;
         }
 
         /** Sets the CPU slots offered, 1 or more; default the number of processors. */
         public Builder cpuSlots(int slots) {
-            if (slots < 1) {
-                throw new IllegalArgumentException("cpuSlots must be at least 1, was " + slots);
-            }
-            this.cpuSlots = slots;
+            options.cpuSlots(slots);
             return this;
         }
 
         /** Sets the memory offered in bytes, 0 to 2^46; default the machine's physical memory. */
         public Builder memoryBytes(long bytes) {
-            if (bytes < 0 || bytes > TaskDefinition.MAX_MEMORY_BYTES) {
-                throw new IllegalArgumentException("memoryBytes must be between 0 and " + TaskDefinition.MAX_MEMORY_BYTES
-                        + ", was " + bytes);
-            }
-            this.memoryBytes = bytes;
+            options.memoryBytes(bytes);
             return this;
         }
 
         /** Sets the labels task selectors match against, keys and values 1 to 63 of [A-Za-z0-9._/-]; default none. */
         public Builder labels(Map<String, String> labels) {
-            Objects.requireNonNull(labels, "labels");
-            labels.forEach((k, v) -> {
-                if (!TaskDefinition.isValidLabel(k) || !TaskDefinition.isValidLabel(v)) {
-                    // A label no selector can name could never be matched.
-                    throw new IllegalArgumentException("label key and value must be 1 to 63 of [A-Za-z0-9._/-], was '"
-                            + k + "'='" + v + "'");
-                }
-            });
-            this.labels = Map.copyOf(labels);
+            options.labels(labels);
             return this;
         }
 
         /** Sets the directories scripts must resolve inside; default "scripts". */
         public Builder scriptRoots(Path... roots) {
-            if (roots.length == 0) {
-                throw new IllegalArgumentException("at least one script root is required");
-            }
-            this.scriptRoots = List.of(roots);
+            options.scriptRoots(roots);
             return this;
         }
 
-        /** Sets the root of run directories ({@code <root>/<taskId>/attempt-<n>} and {@code <root>/<taskId>/checkpoints}); default "runs". */
+        /** Sets the root of run directories; default "runs" (see {@link WorkerOptions.Builder#runRoot}). */
         public Builder runRoot(Path root) {
-            this.runRoot = Objects.requireNonNull(root, "root");
+            options.runRoot(root);
             return this;
         }
 
         /** Sets the worker's state directory (launcher, process-group ids); default {@code <runRoot>/.worker/<workerId>}. */
         public Builder stateDirectory(Path dir) {
-            this.stateDirectory = Objects.requireNonNull(dir, "dir");
+            options.stateDirectory(dir);
             return this;
         }
 
@@ -1241,88 +1198,56 @@ public final class SchedulerWorker implements AutoCloseable {
 
         /** Sets the lease core settings; must equal the master's (namespace, leases). */
         public Builder coreOptions(CoreOptions options) {
-            this.coreOptions = Objects.requireNonNull(options, "options");
+            this.options.coreOptions(options);
             return this;
         }
 
         /** Sets the grace between TERM and KILL when a task is stopped, 0 to 1 h; default 10 s. */
         public Builder killGrace(Duration grace) {
-            this.killGrace = nonNegative(grace, "killGrace");
-            if (grace.compareTo(PythonTaskExecutor.MAX_GRACE_PERIOD) > 0) {
-                throw new IllegalArgumentException("killGrace must be at most " + PythonTaskExecutor.MAX_GRACE_PERIOD
-                        + ", was " + grace);
-            }
+            options.killGrace(grace);
             return this;
         }
 
-        /** Sets the first and the longest reconnect delay; defaults 100 ms and 10 s. */
+        /** Sets the first and the longest reconnect delay, each 1 ms to 1 h, min &lt;= max; defaults 100 ms and 10 s. */
         public Builder reconnectBackoff(Duration min, Duration max) {
-            nonNegative(min, "min");
-            nonNegative(max, "max");
-            if (min.isZero() || max.compareTo(min) < 0) {
-                throw new IllegalArgumentException("reconnect backoff needs 0 < min <= max, was " + min + ", " + max);
-            }
-            this.reconnectMin = min;
-            this.reconnectMax = max;
+            options.reconnectBackoff(min, max);
             return this;
         }
 
-        /**
-         * Sets the most lines per log batch; default 1,000. A batch holds whole blocks of lines as
-         * they were read from the task's pipe (up to 64 KiB each; a single block larger than this
-         * still goes, alone) and also stops at 512 KiB. When this many lines (or 512 KiB) wait,
-         * they are sent at once instead of at the next flush tick.
-         */
+        /** Sets the most lines per log batch, 1 to 100,000; default 1,000 (see {@link WorkerOptions.Builder#logBatchLines}). */
         public Builder logBatchLines(int lines) {
-            if (lines < 1 || lines > 100_000) {
-                throw new IllegalArgumentException("logBatchLines must be between 1 and 100,000, was " + lines);
-            }
-            this.logBatchLines = lines;
+            options.logBatchLines(lines);
             return this;
         }
 
-        /**
-         * Sets the period of log batches; default 50 ms: lines are sent at most this long after
-         * they were printed, or sooner when a full batch waits or the socket drained.
-         */
+        /** Sets the period of log batches, 1 ms to 1 h; default 50 ms (see {@link WorkerOptions.Builder#logFlushInterval}). */
         public Builder logFlushInterval(Duration interval) {
-            nonNegative(interval, "logFlushInterval");
-            if (interval.isZero()) {
-                throw new IllegalArgumentException("logFlushInterval must be positive");
-            }
-            this.logFlushInterval = interval;
+            options.logFlushInterval(interval);
             return this;
         }
 
-        /** Sets the most unacknowledged lines kept per attempt before its output is slowed; default 100,000. */
+        /** Sets the most unacknowledged lines kept per attempt before its output is slowed, at least 100; default 100,000. */
         public Builder maxBufferedLines(int lines) {
-            if (lines < 100) {
-                throw new IllegalArgumentException("maxBufferedLines must be at least 100, was " + lines);
-            }
-            this.maxBufferedLines = lines;
+            options.maxBufferedLines(lines);
             return this;
         }
 
         /** Sets the nvidia-smi command (name on the PATH, or a path); default "nvidia-smi". */
         public Builder nvidiaSmi(String command) {
-            this.nvidiaSmi = Objects.requireNonNull(command, "command");
+            options.nvidiaSmi(command);
             return this;
         }
 
         /** Sets the socket transport; default epoll where available, else NIO. */
         public Builder transport(NettyTransport transport) {
-            this.transport = Objects.requireNonNull(transport, "transport");
+            options.transport(transport);
             return this;
         }
 
         /** Sets the codec settings; default {@link ProtocolOptions#defaults()}. */
         public Builder protocolOptions(ProtocolOptions options) {
-            this.protocolOptions = Objects.requireNonNull(options, "options");
+            this.options.protocolOptions(options);
             return this;
-        }
-
-        Path stateDirectory() {
-            return stateDirectory != null ? stateDirectory : runRoot.resolve(".worker").resolve(workerId);
         }
 
         /**
@@ -1331,27 +1256,11 @@ public final class SchedulerWorker implements AutoCloseable {
          * @throws IllegalStateException if masters, Redis, worker id or secret is missing
          */
         public SchedulerWorker build() {
-            if (masters == null) {
-                throw new IllegalStateException("at least one master is required: call masters(\"host:port\")");
-            }
-            if (redisUri == null && client == null) {
+            WorkerOptions built = options.build();
+            if (built.getRedisUri().isEmpty() && client == null) {
                 throw new IllegalStateException("a Redis server is required: call redis(RedisURI) or redisClient(RedisClient)");
             }
-            if (workerId == null) {
-                throw new IllegalStateException("a worker id is required: call workerId(...)");
-            }
-            if (secret == null) {
-                throw new IllegalStateException("a shared secret is required: call secret(...)");
-            }
-            return new SchedulerWorker(this);
-        }
-
-        private static Duration nonNegative(Duration d, String name) {
-            Objects.requireNonNull(d, name);
-            if (d.isNegative()) {
-                throw new IllegalArgumentException(name + " must not be negative, was " + d);
-            }
-            return d;
+            return new SchedulerWorker(built, client, executor);
         }
     }
 }
