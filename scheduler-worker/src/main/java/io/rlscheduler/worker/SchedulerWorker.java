@@ -35,7 +35,6 @@ import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogChunks;
 import io.rlscheduler.protocol.LogStream;
 import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.NettyTransport;
@@ -299,11 +298,10 @@ public final class SchedulerWorker implements AutoCloseable {
     private final class LinkListener implements MasterLink.Listener {
         @Override
         public void onReady(Channel channel, String masterId) {
-            boolean tellAcknowledged = link.agreedMinorVersion() >= 2;
             for (Attempt a : attempts.values()) {
                 LogBuffer logs = a.getLogs();
                 logs.resend();
-                if (tellAcknowledged && logs.pending() == 0 && logs.getAckedSequence() > 0) {
+                if (logs.pending() == 0 && logs.getAckedSequence() > 0) {
                     // Nothing to resend, so no batch would say which lines are gone from here: a
                     // master without them (another master acknowledged them) must learn it before
                     // the report, or it waits for them to end the log.
@@ -830,20 +828,9 @@ public final class SchedulerWorker implements AutoCloseable {
             if (batch.isEmpty()) {
                 break;
             }
-            LogBatch.Builder message = LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch());
-            int minor = link.agreedMinorVersion();
-            if (minor >= 2) {
-                // What this worker can no longer resend: a master without those lines goes on after them.
-                message.setAcknowledged(logs.getAckedSequence());
-            }
-            if (minor >= 1) {
-                message.addAllChunks(batch);
-            } else {
-                for (LogChunk chunk : batch) {
-                    message.addAllLines(LogChunks.toLines(chunk)); // a master that predates chunks
-                }
-            }
-            channel.write(message.build());
+            // acknowledged: what this worker can no longer resend; a master without those lines goes on after them.
+            channel.write(LogBatch.newBuilder().setTaskId(logs.getTaskId()).setEpoch(logs.getEpoch())
+                    .setAcknowledged(logs.getAckedSequence()).addAllChunks(batch).build());
             wrote = true;
         }
         return wrote;

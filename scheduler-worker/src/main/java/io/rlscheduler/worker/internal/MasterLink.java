@@ -82,7 +82,6 @@ public final class MasterLink {
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger next = new AtomicInteger();
     private volatile Channel ready;
-    private volatile int agreedMinor;
     private volatile boolean stopped;
     private volatile String lastRejection = "";
     /** The leader a standby named; tried before the configured list until a connection to it fails. */
@@ -119,14 +118,6 @@ public final class MasterLink {
     /** Returns the authenticated channel, or null while not connected. */
     public Channel readyChannel() {
         return ready;
-    }
-
-    /**
-     * Returns the protocol minor version agreed with the master of the {@linkplain #readyChannel()
-     * ready channel}: only what that version knows may be sent to it.
-     */
-    public int agreedMinorVersion() {
-        return agreedMinor;
     }
 
     /** Returns the reason the last master gave for rejecting this worker, or the empty string. */
@@ -292,7 +283,6 @@ public final class MasterLink {
                 accepted = true;
                 silenceLimitNanos = TimeUnit.MILLISECONDS.toNanos(silenceLimitMillis);
                 scheduleSilenceCheck(ctx);
-                agreedMinor = Math.min(FrameFormat.MINOR_VERSION, accept.getProtocolMinor());
                 failures.set(0);
                 lastRejection = "";
                 ready = ctx.channel();
