@@ -23,6 +23,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,8 +34,8 @@ import org.slf4j.LoggerFactory;
  * The worker's connection to a master. Connects to the configured masters in turn; answers the
  * master's challenge with a proof of the shared secret and checks the master's proof in return;
  * after any failure or disconnect tries again after an exponential backoff with jitter. Every
- * connection gets a fresh pipeline and handler (the original project's reconnect bug was one
- * handler instance shared by every pipeline). Thread-safe.
+ * connection gets a fresh pipeline and handler: the handler holds one connection's handshake
+ * state, which must not carry over to the next. Thread-safe.
  */
 public final class MasterLink {
 
@@ -78,7 +79,8 @@ public final class MasterLink {
     private final long minBackoffMillis;
     private final long maxBackoffMillis;
     private final long silenceLimitMillis;
-    private final Listener listener;
+    /** Set once by {@link #start}, before the first connection. */
+    private volatile Listener listener;
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger next = new AtomicInteger();
     private volatile Channel ready;
@@ -94,8 +96,7 @@ public final class MasterLink {
      */
     public MasterLink(List<InetSocketAddress> masters, NettyTransport transport, EventLoopGroup group,
                       ProtocolOptions protocolOptions, byte[] secret, String workerId, String sessionId,
-                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Duration heartbeatInterval,
-                      Listener listener) {
+                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Duration heartbeatInterval) {
         this.silenceLimitMillis = Math.max(MIN_SILENCE_MILLIS, SILENT_HEARTBEATS * heartbeatInterval.toMillis());
         this.masters = List.copyOf(masters);
         this.transport = transport;
@@ -107,17 +108,25 @@ public final class MasterLink {
         this.labels = Map.copyOf(labels);
         this.minBackoffMillis = minBackoff.toMillis();
         this.maxBackoffMillis = maxBackoff.toMillis();
-        this.listener = listener;
     }
 
-    /** Starts connecting. */
-    public void start() {
+    /** Starts connecting; {@code listener} hears of every connection and message from here on. */
+    public void start(Listener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener");
         connect();
     }
 
     /** Returns the authenticated channel, or null while not connected. */
     public Channel readyChannel() {
         return ready;
+    }
+
+    /** Writes and flushes {@code message} on the authenticated channel; drops it while not connected. */
+    public void send(MessageLite message) {
+        Channel channel = ready;
+        if (channel != null) {
+            channel.writeAndFlush(message);
+        }
     }
 
     /** Returns the reason the last master gave for rejecting this worker, or the empty string. */
