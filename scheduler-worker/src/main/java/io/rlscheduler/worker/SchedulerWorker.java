@@ -9,7 +9,6 @@ import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.RequeueResult;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.SharedClientResources;
-import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.WorkerRegistration;
 import io.rlscheduler.core.internal.Lifecycle;
 import io.rlscheduler.protocol.GpuStatus;
@@ -254,12 +253,7 @@ public final class SchedulerWorker implements AutoCloseable {
             case NEVER_STARTED -> releaseUnstarted();
             case BEGUN -> lifecycle.stopInBackground(stopperName(), () -> {
                 try {
-                    for (Attempt a : attempts.all()) {
-                        TaskExecution e = a.getExecution();
-                        if (e != null) {
-                            e.completion().join();
-                        }
-                    }
+                    attempts.awaitExecutions(Long.MAX_VALUE);
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                     while (!delivered() && System.nanoTime() < deadline) {
                         Thread.sleep(50); // shutdown's own pacing while reports drain
@@ -305,17 +299,7 @@ public final class SchedulerWorker implements AutoCloseable {
             attempts.all().forEach(a -> r.stop(a, StopReason.SHUTDOWN));
         }
         lifecycle.stopInBackground(stopperName(), () -> {
-            long deadline = System.nanoTime() + options.getKillGrace().toNanos() + TimeUnit.SECONDS.toNanos(10);
-            for (Attempt a : attempts.all()) {
-                TaskExecution e = a.getExecution();
-                if (e != null) {
-                    try {
-                        e.completion().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                    } catch (Exception ignored) {
-                        // bounded wait; stopAll goes on
-                    }
-                }
-            }
+            attempts.awaitExecutions(options.getKillGrace().toNanos() + TimeUnit.SECONDS.toNanos(10));
             stopAll();
         });
     }

@@ -3,7 +3,12 @@ package io.rlscheduler.worker.internal;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import io.rlscheduler.worker.TaskExecution;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The attempts this worker holds, one per task: from the moment one is taken in until it has
@@ -41,6 +46,33 @@ public final class Attempts {
     /** Returns every attempt held, ended or not; a live view. */
     public Collection<Attempt> all() {
         return byTask.values();
+    }
+
+    /**
+     * Waits until the execution of every attempt held has completed, or until {@code timeoutNanos}
+     * have passed ({@code Long.MAX_VALUE}: no bound). A wait that is interrupted or times out ends
+     * the waiting, keeping the interrupt status.
+     */
+    public void awaitExecutions(long timeoutNanos) {
+        long start = System.nanoTime();
+        for (Attempt a : byTask.values()) {
+            TaskExecution e = a.getExecution();
+            if (e == null) {
+                continue;
+            }
+            try {
+                if (timeoutNanos == Long.MAX_VALUE) {
+                    e.completion().join();
+                } else {
+                    e.completion().get(Math.max(1, timeoutNanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+                }
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException | TimeoutException | CancellationException ignored) {
+                // bounded wait: the caller goes on
+            }
+        }
     }
 
     /** Returns the attempts that have not ended, at the time of the call. */
