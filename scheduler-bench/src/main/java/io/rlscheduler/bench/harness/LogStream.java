@@ -10,7 +10,7 @@ import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.worker.PythonTaskExecutor;
-import io.rlscheduler.worker.SchedulerWorker;
+import io.rlscheduler.worker.WorkerOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -223,10 +223,10 @@ public final class LogStream implements EndToEndBenchmark {
         m.put("worker_pipe_reader", "one thread per stream (stdout, stderr) reads 64 KiB at a time; the lines a"
                 + " read completes become one LineBlock (LineSplitter), numbered and kept as one LogChunk in the"
                 + " attempt's LogBuffer until acknowledged");
-        m.put("worker_log_flush_interval_ms", SchedulerWorker.DEFAULT_LOG_FLUSH_INTERVAL.toMillis());
-        m.put("worker_log_batch_lines", SchedulerWorker.DEFAULT_LOG_BATCH_LINES);
+        m.put("worker_log_flush_interval_ms", WorkerOptions.DEFAULT_LOG_FLUSH_INTERVAL.toMillis());
+        m.put("worker_log_batch_lines", WorkerOptions.DEFAULT_LOG_BATCH_LINES);
         m.put("worker_log_batch_max_bytes", 512 * 1024);
-        m.put("worker_max_buffered_lines", SchedulerWorker.DEFAULT_MAX_BUFFERED_LINES);
+        m.put("worker_max_buffered_lines", WorkerOptions.DEFAULT_MAX_BUFFERED_LINES);
         m.put("worker_flush", "on the worker's event loop, batches of whole chunks are written while the channel"
                 + " is writable: at once when a full batch waits or the socket drained, else every flush interval");
         TaskLogManager.Limits limits = TaskLogManager.Limits.defaults();

@@ -11,8 +11,8 @@ import java.util.concurrent.ScheduledFuture;
 /**
  * The worker's state of one attempt it runs: the assignment, its output buffer and metrics, the
  * running execution, when its lease was last renewed (for self-fencing), and once it has ended
- * the status report waiting for the master's acknowledgement. Fields are guarded by the
- * attempt's monitor or volatile.
+ * the status report waiting for the master's acknowledgement ({@link EndReporter}). Fields are
+ * guarded by the attempt's monitor or volatile.
  */
 public final class Attempt {
 
@@ -45,13 +45,21 @@ public final class Attempt {
     public Path getRunDir() { return runDir; }
     public TaskExecution getExecution() { return execution; }
     public void setExecution(TaskExecution execution) { this.execution = execution; }
-    public long getLastRenewNanos() { return lastRenewNanos; }
     public void renewed(long nanos) { this.lastRenewNanos = nanos; }
+    /** Returns the nanoseconds since the attempt's lease was last renewed (or the attempt was taken in). */
+    public long unrenewedNanos() { return System.nanoTime() - lastRenewNanos; }
     public StopReason getRequestedStop() { return requestedStop; }
     public ScheduledFuture<?> getTimeout() { return timeout; }
     public void setTimeout(ScheduledFuture<?> timeout) { this.timeout = timeout; }
     public TaskStatusReport getReport() { return report; }
     public void setReport(TaskStatusReport report) { this.report = report; }
+
+    /** Returns the report waiting for the master's acknowledgement and stops holding it; null if none waits. */
+    public synchronized TaskStatusReport takeReport() {
+        TaskStatusReport taken = report;
+        report = null;
+        return taken;
+    }
     public boolean isEnded() { return ended; }
     /** Whether the launcher said it stopped the attempt because keepalives (lease renewals) stopped. */
     public boolean isLauncherFenced() { return launcherFenced; }

@@ -23,6 +23,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,8 +34,8 @@ import org.slf4j.LoggerFactory;
  * The worker's connection to a master. Connects to the configured masters in turn; answers the
  * master's challenge with a proof of the shared secret and checks the master's proof in return;
  * after any failure or disconnect tries again after an exponential backoff with jitter. Every
- * connection gets a fresh pipeline and handler (the original project's reconnect bug was one
- * handler instance shared by every pipeline). Thread-safe.
+ * connection gets a fresh pipeline and handler: the handler holds one connection's handshake
+ * state, which must not carry over to the next. Thread-safe.
  */
 public final class MasterLink {
 
@@ -78,11 +79,11 @@ public final class MasterLink {
     private final long minBackoffMillis;
     private final long maxBackoffMillis;
     private final long silenceLimitMillis;
-    private final Listener listener;
+    /** Set once by {@link #start}, before the first connection. */
+    private volatile Listener listener;
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger next = new AtomicInteger();
     private volatile Channel ready;
-    private volatile int agreedMinor;
     private volatile boolean stopped;
     private volatile String lastRejection = "";
     /** The leader a standby named; tried before the configured list until a connection to it fails. */
@@ -95,8 +96,7 @@ public final class MasterLink {
      */
     public MasterLink(List<InetSocketAddress> masters, NettyTransport transport, EventLoopGroup group,
                       ProtocolOptions protocolOptions, byte[] secret, String workerId, String sessionId,
-                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Duration heartbeatInterval,
-                      Listener listener) {
+                      Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Duration heartbeatInterval) {
         this.silenceLimitMillis = Math.max(MIN_SILENCE_MILLIS, SILENT_HEARTBEATS * heartbeatInterval.toMillis());
         this.masters = List.copyOf(masters);
         this.transport = transport;
@@ -108,11 +108,11 @@ public final class MasterLink {
         this.labels = Map.copyOf(labels);
         this.minBackoffMillis = minBackoff.toMillis();
         this.maxBackoffMillis = maxBackoff.toMillis();
-        this.listener = listener;
     }
 
-    /** Starts connecting. */
-    public void start() {
+    /** Starts connecting; {@code listener} hears of every connection and message from here on. */
+    public void start(Listener listener) {
+        this.listener = Objects.requireNonNull(listener, "listener");
         connect();
     }
 
@@ -121,12 +121,12 @@ public final class MasterLink {
         return ready;
     }
 
-    /**
-     * Returns the protocol minor version agreed with the master of the {@linkplain #readyChannel()
-     * ready channel}: only what that version knows may be sent to it.
-     */
-    public int agreedMinorVersion() {
-        return agreedMinor;
+    /** Writes and flushes {@code message} on the authenticated channel; drops it while not connected. */
+    public void send(MessageLite message) {
+        Channel channel = ready;
+        if (channel != null) {
+            channel.writeAndFlush(message);
+        }
     }
 
     /** Returns the reason the last master gave for rejecting this worker, or the empty string. */
@@ -292,7 +292,6 @@ public final class MasterLink {
                 accepted = true;
                 silenceLimitNanos = TimeUnit.MILLISECONDS.toNanos(silenceLimitMillis);
                 scheduleSilenceCheck(ctx);
-                agreedMinor = Math.min(FrameFormat.MINOR_VERSION, accept.getProtocolMinor());
                 failures.set(0);
                 lastRejection = "";
                 ready = ctx.channel();

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogChunks;
-import io.rlscheduler.protocol.LogLine;
 import io.rlscheduler.protocol.LogStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -17,8 +15,16 @@ import org.junit.jupiter.api.Test;
 /** Sequencing, batching, acknowledgement and resending of {@link LogBuffer}. */
 class LogBufferTest {
 
+    /** The sequence numbers of a batch's lines: a chunk's lines each end with LF and count on from its first. */
     private static List<Long> sequences(List<LogChunk> batch) {
-        return batch.stream().flatMap(chunk -> LogChunks.toLines(chunk).stream()).map(LogLine::getSequence).toList();
+        List<Long> sequences = new ArrayList<>();
+        for (LogChunk chunk : batch) {
+            long lines = chunk.getText().toStringUtf8().chars().filter(c -> c == '\n').count();
+            for (long i = 0; i < lines; i++) {
+                sequences.add(chunk.getFirstSequence() + i);
+            }
+        }
+        return sequences;
     }
 
     private static LineBlock block(String... lines) {

@@ -28,8 +28,6 @@ import io.rlscheduler.protocol.HelloAccepted;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogChunks;
-import io.rlscheduler.protocol.LogLine;
 import io.rlscheduler.protocol.LogStream;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
@@ -55,38 +53,35 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A current worker (minor version {@value FrameFormat#MINOR_VERSION}) against a master that
- * speaks an older or the same minor version, over real loopback sockets, with a real Redis and a
+ * The worker's log shipping against a master, over real loopback sockets, with a real Redis and a
  * real python3 process. The master is a stand-in made of the real protocol pieces (codec,
- * handshake proofs) and a real {@link LeaseCore} that submits and claims the task for the
- * worker: it answers the worker's HELLO with the minor version under test, sends the task as the
- * master would, and acknowledges log batches, heartbeats and reports as the master does.
+ * handshake proofs) and a real {@link LeaseCore} that submits and claims the task for the worker:
+ * it sends the task as the master would and acknowledges log batches, heartbeats and reports as
+ * the master does.
  *
- * <p>Proves the rule of docs/protocol.md "Version rules": with an agreed minor 0 the worker sends
- * one {@code LogLine} per line and never a {@code LogChunk}; from minor 1 it sends chunks and
- * never lines; either way the sequence numbers run 1..N without gap, the text arrives as printed
- * (a CR inside a line as a space, non-ASCII intact), and once everything is acknowledged the
- * worker keeps nothing for the task (a reconnect resends no line and no report). And, with a
- * master of minor 2 that loses a batch and asks for it ({@code LogAck.resend}), that the worker
- * resends on the same connection.
+ * <p>Shows that the worker sends every line in chunks with sequence numbers 1..N without gap, the
+ * text as printed (a CR inside a line as a space, non-ASCII intact), the last lines before the
+ * report, and that once everything is acknowledged it keeps nothing for the task (a reconnect
+ * resends no line and no report); that it resends on the same connection what a master asks for
+ * ({@code LogAck.resend}); and that after a reconnect with nothing left to resend it still says
+ * which lines it no longer holds, before the report.
  */
-class OldMasterCompatibilityIT {
+class LogShippingIT {
 
     @RegisterExtension
     static RedisExtension redisExtension = new RedisExtension();
 
-    private static final byte[] SECRET = "old-master-compat-shared-secret".getBytes(StandardCharsets.UTF_8);
-    private static final String WORKER_ID = "compat-worker";
-    private static final String SCRIPT = "compat_lines.py";
+    private static final byte[] SECRET = "log-shipping-shared-secret-bytes".getBytes(StandardCharsets.UTF_8);
+    private static final String WORKER_ID = "shipping-worker";
+    private static final String SCRIPT = "shipping_lines.py";
     private static final int NUMBERED_LINES = 60;
 
     /**
@@ -141,7 +136,7 @@ class OldMasterCompatibilityIT {
         core = LeaseCore.create(client, options);
         Path scripts = Files.createDirectories(dir.resolve("scripts"));
         Files.writeString(scripts.resolve(SCRIPT), SCRIPT_TEXT);
-        serverGroup = NettyTransport.nio().newGroup(1, "old-master");
+        serverGroup = NettyTransport.nio().newGroup(1, "stand-in-master");
     }
 
     @AfterEach
@@ -159,17 +154,13 @@ class OldMasterCompatibilityIT {
         core.close();
     }
 
-    @ParameterizedTest(name = "master answers minor {0}")
-    @ValueSource(ints = {0, 1, 2})
-    void theWorkerSendsOnlyTheLogFormOfTheAgreedMinorVersionAndDeliversEveryLine(int masterMinor, TestRedis redis)
-            throws Exception {
-        standIn = new StandIn(masterMinor, false);
-        String taskId = "compat-" + masterMinor;
+    @Test
+    void everyLineArrivesOnceInOrderAndNothingIsKeptOnceAcknowledged(TestRedis redis) throws Exception {
+        standIn = new StandIn(false);
+        String taskId = "lines-1";
         Started started = launch(taskId, redis);
         Connection first = started.connection();
         Assignment a = started.assignment();
-        assertThat(first.hello.getProtocolMinor()).as("the worker announces its own minor version")
-                .isEqualTo(FrameFormat.MINOR_VERSION);
 
         await().atMost(Duration.ofSeconds(20)).until(() -> first.of(TaskStatusReport.class).size() == 1);
         assertThat(first.of(ExecuteTaskAck.class)).singleElement()
@@ -179,34 +170,29 @@ class OldMasterCompatibilityIT {
         assertThat(report.getEpoch()).isEqualTo(a.getEpoch());
         assertThat(report.getStatus()).as(report.getErrorMessage()).isEqualTo(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED);
 
-        // Every batch in the agreed form only.
         List<LogBatch> batches = first.of(LogBatch.class);
         assertThat(batches).isNotEmpty().allSatisfy(b -> {
             assertThat(b.getTaskId()).isEqualTo(taskId);
             assertThat(b.getEpoch()).isEqualTo(a.getEpoch());
-            if (masterMinor == 0) {
-                assertThat(b.getChunksCount()).as("a minor-0 master never gets chunks").isZero();
-                assertThat(b.getLinesCount()).isPositive();
-            } else {
-                assertThat(b.getLinesCount()).as("a minor-1 master gets chunks, not lines").isZero();
-                assertThat(b.getChunksCount()).isPositive();
-                assertThat(b.getChunksList()).allSatisfy(c -> {
-                    assertThat(c.getFirstSequence()).isPositive();
-                    assertThat(c.getText().byteAt(c.getText().size() - 1)).as("a chunk's lines end with LF")
-                            .isEqualTo((byte) '\n');
-                    assertThat(c.getText().toStringUtf8()).doesNotContain("\r");
-                });
-            }
+            assertThat(b.getChunksCount()).isPositive();
+            assertThat(b.getChunksList()).allSatisfy(c -> {
+                assertThat(c.getFirstSequence()).isPositive();
+                assertThat(c.getText().byteAt(c.getText().size() - 1)).as("a chunk's lines end with LF")
+                        .isEqualTo((byte) '\n');
+                assertThat(c.getText().toStringUtf8()).doesNotContain("\r");
+            });
         });
+        assertThat(batches).as("each batch says up to which line the worker no longer holds the log")
+                .extracting(LogBatch::getAcknowledged).isSorted();
 
         // Sequence numbers 1..N in arrival order, no gap, no repeat; texts and streams as printed.
-        List<LogLine> lines = linesOf(batches);
+        List<Line> lines = linesOf(batches);
         int n = expectedStdout().size() + EXPECTED_STDERR.size();
-        assertThat(lines).extracting(LogLine::getSequence)
+        assertThat(lines).extracting(Line::sequence)
                 .containsExactlyElementsOf(LongStream.rangeClosed(1, n).boxed().collect(Collectors.toList()));
-        assertThat(lines).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDOUT).extracting(LogLine::getText)
+        assertThat(lines).filteredOn(l -> l.stream() == LogStream.LOG_STREAM_STDOUT).extracting(Line::text)
                 .containsExactlyElementsOf(expectedStdout());
-        assertThat(lines).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDERR).extracting(LogLine::getText)
+        assertThat(lines).filteredOn(l -> l.stream() == LogStream.LOG_STREAM_STDERR).extracting(Line::text)
                 .containsExactlyElementsOf(EXPECTED_STDERR);
         assertThat(report.getLastLogSequence()).as("the report names the attempt's last line").isEqualTo(n);
         assertThat(first.lastAcked).isEqualTo(n);
@@ -231,12 +217,11 @@ class OldMasterCompatibilityIT {
         assertThat(worker.getRunningTaskIds()).isEmpty();
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void linesTheMasterLacksAreResentOnTheSameConnectionWhenItAsks(TestRedis redis) throws Exception {
-        // Found by review: the worker resent unacknowledged lines only after a reconnect, so a
-        // master that lost a batch (a failed write) acknowledged the old value forever and the
-        // attempt's log stalled; once maxBufferedLines waited, the task itself blocked.
-        standIn = new StandIn(FrameFormat.MINOR_VERSION, true);
+        // Without it a master that lost a batch (a failed write) would acknowledge the same value
+        // for good: the attempt's log would stall and, once maxBufferedLines waited, the task too.
+        standIn = new StandIn(true);
         Started started = launch("resend-1", redis);
         Connection first = started.connection();
 
@@ -246,20 +231,19 @@ class OldMasterCompatibilityIT {
         assertThat(first.lostOne).isTrue();
         assertThat(first.resendsAsked).isPositive();
         assertThat(standIn.connections).as("resent on the same connection, no reconnect").hasSize(1);
-        assertThat(first.kept).extracting(LogLine::getSequence)
+        assertThat(first.kept).extracting(Line::sequence)
                 .containsExactlyElementsOf(LongStream.rangeClosed(1, n).boxed().collect(Collectors.toList()));
-        assertThat(first.kept).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDOUT).extracting(LogLine::getText)
+        assertThat(first.kept).filteredOn(l -> l.stream() == LogStream.LOG_STREAM_STDOUT).extracting(Line::text)
                 .containsExactlyElementsOf(expectedStdout());
-        assertThat(first.kept).filteredOn(l -> l.getStream() == LogStream.LOG_STREAM_STDERR).extracting(LogLine::getText)
+        assertThat(first.kept).filteredOn(l -> l.stream() == LogStream.LOG_STREAM_STDERR).extracting(Line::text)
                 .containsExactlyElementsOf(EXPECTED_STDERR);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aReconnectWithNothingToResendStillSaysWhichLinesAreGoneBeforeTheReport(TestRedis redis) throws Exception {
-        // Found by review: a worker sent "acknowledged" only with lines; with every line
-        // acknowledged by a master that then died before answering the report, the next master
-        // got the report alone and, lacking those lines (its own log directory), waited for them.
-        standIn = new StandIn(FrameFormat.MINOR_VERSION, false, true);
+        // Every line was acknowledged by a master that died before answering the report: the next
+        // master, whose log lacks those lines, must learn they are gone, or it waits for them.
+        standIn = new StandIn(false, true);
         Started started = launch("tail-1", redis);
         Connection first = started.connection();
         int n = expectedStdout().size() + EXPECTED_STDERR.size();
@@ -274,7 +258,7 @@ class OldMasterCompatibilityIT {
         assertThat(second.beforeFirst(TaskStatusReport.class)).filteredOn(m -> m instanceof LogBatch).singleElement()
                 .isInstanceOfSatisfying(LogBatch.class, b -> {
                     assertThat(b.getTaskId()).isEqualTo("tail-1");
-                    assertThat(b.getChunksCount() + b.getLinesCount()).as("no line to resend").isZero();
+                    assertThat(b.getChunksCount()).as("no line to resend").isZero();
                     assertThat(b.getAcknowledged()).isEqualTo(n);
                 });
     }
@@ -318,33 +302,38 @@ class OldMasterCompatibilityIT {
         return new Started(first, a);
     }
 
-    /** The lines of the batches in arrival order, chunks turned into lines with the protocol's own helper. */
-    private static List<LogLine> linesOf(List<LogBatch> batches) {
-        List<LogLine> lines = new ArrayList<>();
+    /** One line as the stand-in reads it out of a chunk. */
+    private record Line(long sequence, LogStream stream, String text) {
+    }
+
+    /** The lines of the batches in arrival order: a chunk's lines each end with LF and count on from its first. */
+    private static List<Line> linesOf(List<LogBatch> batches) {
+        List<Line> lines = new ArrayList<>();
         for (LogBatch b : batches) {
-            lines.addAll(b.getLinesList());
             for (LogChunk c : b.getChunksList()) {
-                lines.addAll(LogChunks.toLines(c));
+                String text = c.getText().toStringUtf8();
+                long sequence = c.getFirstSequence();
+                for (int start = 0, end; (end = text.indexOf('\n', start)) >= 0; start = end + 1) {
+                    lines.add(new Line(sequence++, c.getStream(), text.substring(start, end)));
+                }
             }
         }
         return lines;
     }
 
-    /** A master that speaks minor {@code minor}: the real codec and proofs, its own replies. */
+    /** A master: the real codec and proofs, its own replies. */
     private static final class StandIn {
-        final int minor;
         /** Whether the first log batch is lost (as a master whose write failed loses it). */
         final boolean loseFirstBatch;
         /** Whether the first connection leaves reports unanswered (as a master that dies first). */
         final boolean holdFirstReport;
         final List<Connection> connections = new CopyOnWriteArrayList<>();
 
-        StandIn(int minor, boolean loseFirstBatch) {
-            this(minor, loseFirstBatch, false);
+        StandIn(boolean loseFirstBatch) {
+            this(loseFirstBatch, false);
         }
 
-        StandIn(int minor, boolean loseFirstBatch, boolean holdFirstReport) {
-            this.minor = minor;
+        StandIn(boolean loseFirstBatch, boolean holdFirstReport) {
             this.loseFirstBatch = loseFirstBatch;
             this.holdFirstReport = holdFirstReport;
         }
@@ -377,7 +366,7 @@ class OldMasterCompatibilityIT {
         volatile boolean accepted;
         volatile long lastAcked;
         /** The lines "written", in order: each sequence number once. */
-        final List<LogLine> kept = new CopyOnWriteArrayList<>();
+        final List<Line> kept = new CopyOnWriteArrayList<>();
         volatile boolean lostOne;
         volatile long resendAskedAt = -1;
         volatile int resendsAsked;
@@ -390,7 +379,7 @@ class OldMasterCompatibilityIT {
         public void channelActive(ChannelHandlerContext ctx) {
             channel = ctx.channel();
             ctx.writeAndFlush(Challenge.newBuilder().setProtocolMajor(FrameFormat.VERSION)
-                    .setProtocolMinor(standIn.minor).setServerNonce(serverNonce).setMasterId("old-master").build());
+                    .setProtocolMinor(FrameFormat.MINOR_VERSION).setServerNonce(serverNonce).setMasterId("stand-in").build());
             ctx.fireChannelActive();
         }
 
@@ -414,30 +403,29 @@ class OldMasterCompatibilityIT {
                     return;
                 }
                 accepted = true;
-                // A minor-0 master knows nothing newer: it answers minor 0 whatever the worker says.
-                ctx.writeAndFlush(HelloAccepted.newBuilder().setProtocolMinor(Math.min(standIn.minor, h.getProtocolMinor()))
-                        .setMasterId("old-master")
-                        .setProof(HandshakeProof.acceptProof(SECRET, h.getClientNonce(), serverNonce, "old-master"))
+                ctx.writeAndFlush(HelloAccepted.newBuilder().setProtocolMinor(FrameFormat.MINOR_VERSION)
+                        .setMasterId("stand-in")
+                        .setProof(HandshakeProof.acceptProof(SECRET, h.getClientNonce(), serverNonce, "stand-in"))
                         .setHeartbeatIntervalMs(200).setLivenessLeaseMs(5_000).setTaskLeaseMs(10_000).build());
             } else if (msg instanceof Heartbeat hb) {
                 ctx.writeAndFlush(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build());
             } else if (msg instanceof LogBatch batch) {
                 // As the master: the highest contiguous sequence number it has "written"; lines
-                // beyond a gap ask for a resend, once per acknowledged value (minor 2 on).
+                // beyond a gap ask for a resend, once per acknowledged value.
                 boolean lost = standIn.loseFirstBatch && !lostOne;
                 lostOne |= lost;
                 boolean gap = false;
-                for (LogLine line : lost ? List.<LogLine>of() : linesOf(List.of(batch))) {
-                    if (line.getSequence() == lastAcked + 1) {
+                for (Line line : lost ? List.<Line>of() : linesOf(List.of(batch))) {
+                    if (line.sequence() == lastAcked + 1) {
                         lastAcked++;
                         kept.add(line);
-                    } else if (line.getSequence() > lastAcked + 1) {
+                    } else if (line.sequence() > lastAcked + 1) {
                         gap = true;
                     }
                 }
                 LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
                         .setAckedSequence(lastAcked);
-                if ((lost || gap) && standIn.minor >= 2 && resendAskedAt != lastAcked) {
+                if ((lost || gap) && resendAskedAt != lastAcked) {
                     resendAskedAt = lastAcked;
                     resendsAsked++;
                     ack.setResend(true);

@@ -1,0 +1,81 @@
+package io.rlscheduler.worker.internal;
+
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.protocol.TaskReportStatus;
+import io.rlscheduler.worker.ExecutionResult;
+import io.rlscheduler.worker.StopReason;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * How an attempt ended, as the worker records and reports it: the final task state (null when the
+ * end is not this worker's to record), the report status, the exit code (null when the attempt
+ * never ran) and the error text. The factories are pure functions of what the worker knows at the
+ * end. Immutable.
+ *
+ * @param state    the final state to record in Redis, or null for an attempt that was fenced or
+ *                 stopped by a shutdown: its lease lapses and the task runs again elsewhere
+ * @param status   the status reported to the master
+ * @param exitCode the process's exit code, or null
+ * @param error    what went wrong, or the empty string
+ */
+public record AttemptOutcome(TaskState state, TaskReportStatus status, Integer exitCode, String error) {
+
+    /**
+     * Classifies the end of an attempt that ran.
+     *
+     * @param result         what the executor says of the end
+     * @param launcherFenced whether the launcher said it stopped the attempt because keepalives stopped
+     * @param leaseOverdue   whether the attempt's lease went unrenewed past the self-fencing limit
+     * @param timeout        the attempt's timeout, for the error text of one that ran past it
+     */
+    public static AttemptOutcome classify(ExecutionResult result, boolean launcherFenced, boolean leaseOverdue,
+                                          Duration timeout) {
+        StopReason reason = result.getStopReason();
+        if (reason == StopReason.NONE && (launcherFenced || leaseOverdue)) {
+            // The launcher stopped the task on its own because the lease went unrenewed too long
+            // (this JVM frozen or starved, Redis unreachable): fencing, not the script failing.
+            reason = StopReason.FENCED;
+        }
+        int exit = result.getExitCode();
+        String error = result.getError();
+        return switch (reason) {
+            case FENCED, SHUTDOWN -> new AttemptOutcome(null, TaskReportStatus.TASK_REPORT_STATUS_FENCED, exit,
+                    reason.toString().toLowerCase(Locale.ROOT));
+            case CANCELLED -> new AttemptOutcome(TaskState.CANCELLED, TaskReportStatus.TASK_REPORT_STATUS_CANCELLED, exit,
+                    error.isEmpty() ? "cancelled" : error);
+            case TIMED_OUT -> new AttemptOutcome(TaskState.TIMED_OUT, TaskReportStatus.TASK_REPORT_STATUS_TIMED_OUT, exit,
+                    "ran past its timeout of " + timeout);
+            case NONE -> exit == 0 && error.isEmpty()
+                    ? new AttemptOutcome(TaskState.SUCCEEDED, TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED, exit, error)
+                    : new AttemptOutcome(TaskState.FAILED, TaskReportStatus.TASK_REPORT_STATUS_FAILED, exit,
+                            error.isEmpty() ? exitError(exit) : error);
+        };
+    }
+
+    private static String exitError(int exitCode) {
+        return exitCode > 128 ? "killed by signal " + (exitCode - 128) : "exited with code " + exitCode;
+    }
+
+    /** An attempt that could not be started: FAILED, with no exit code. */
+    public static AttemptOutcome launchFailed(String message) {
+        return new AttemptOutcome(TaskState.FAILED, TaskReportStatus.TASK_REPORT_STATUS_LAUNCH_FAILED, null,
+                "launch failed: " + message);
+    }
+
+    /** An attempt whose executor failed instead of reporting its end: FAILED, with no exit code. */
+    public static AttemptOutcome executorFailed(Throwable cause) {
+        return new AttemptOutcome(TaskState.FAILED, TaskReportStatus.TASK_REPORT_STATUS_FAILED, null,
+                "the executor failed: " + cause);
+    }
+
+    /** Returns whether this end is this worker's to record in Redis. */
+    public boolean isRecorded() {
+        return state != null;
+    }
+
+    /** Returns this outcome reported as FENCED: Redis did not take it, so the lease lapses instead. */
+    public AttemptOutcome notTaken() {
+        return new AttemptOutcome(state, TaskReportStatus.TASK_REPORT_STATUS_FENCED, exitCode, error);
+    }
+}

@@ -1,0 +1,156 @@
+package io.rlscheduler.worker.internal;
+
+import io.netty.channel.Channel;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.HeartbeatResult;
+import io.rlscheduler.core.HeartbeatStatus;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.protocol.Heartbeat;
+import io.rlscheduler.protocol.RunningTask;
+import io.rlscheduler.worker.StopReason;
+import io.rlscheduler.worker.TaskExecution;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the leases of the attempts this worker runs. Every heartbeat interval it renews its
+ * liveness and its attempts' task leases in Redis directly (not through the master, so losing the
+ * master does not stop its work) and passes each renewal on to the attempt's execution as a
+ * keepalive; stops the attempts whose lease Redis revoked or whose task a caller cancelled; stops
+ * every attempt whose lease it could not renew for {@link #fenceAfter} (self-fencing, before the
+ * lease can expire and the task run elsewhere); and sends the master a heartbeat naming the
+ * attempts it holds. Runs on the worker's timer thread.
+ */
+public final class LeaseKeeper {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+    private final WorkerRuntime runtime;
+    private final WorkerRegistration registration;
+    private final Attempts attempts;
+    private final ResourceProbe probe;
+    private final Duration fenceAfter;
+    private final BiConsumer<Attempt, StopReason> stop;
+    private final AtomicLong sequence = new AtomicLong();
+
+    /**
+     * @param stop stops an attempt for a reason (the attempt lifecycle's stop request)
+     */
+    public LeaseKeeper(WorkerRuntime runtime, WorkerRegistration registration, Attempts attempts, ResourceProbe probe,
+                       BiConsumer<Attempt, StopReason> stop) {
+        this.runtime = runtime;
+        this.registration = registration;
+        this.attempts = attempts;
+        this.probe = probe;
+        this.fenceAfter = fenceAfter(runtime.options().getCoreOptions(), runtime.options().getKillGrace());
+        this.stop = stop;
+    }
+
+    /**
+     * Returns how long an attempt may go without a lease renewal before it is stopped: the task
+     * lease minus a margin for stopping it (the kill grace and two heartbeats), but never less
+     * than half the lease. Stopping then ends well before the lease can expire in Redis.
+     */
+    public static Duration fenceAfter(CoreOptions options, Duration killGrace) {
+        Duration lease = options.getTaskLease();
+        Duration margin = killGrace.plus(options.getHeartbeatInterval().multipliedBy(2));
+        Duration half = lease.dividedBy(2);
+        return lease.minus(margin.compareTo(half) < 0 ? margin : half);
+    }
+
+    /** Starts the heartbeats on the timer thread. */
+    public void start() {
+        long hb = runtime.options().getCoreOptions().getHeartbeatInterval().toMillis();
+        runtime.timers().scheduleWithFixedDelay(this::heartbeat, hb, hb, TimeUnit.MILLISECONDS);
+    }
+
+    private void heartbeat() {
+        try {
+            heartbeatOnce();
+        } catch (RuntimeException | Error e) {
+            // Thrown out of a scheduled task, it would cancel every later heartbeat, silently.
+            log.error("worker {}: a heartbeat failed; the next one comes as scheduled", runtime.workerId(), e);
+        }
+    }
+
+    private void heartbeatOnce() {
+        List<Attempt> held = attempts.running();
+        List<TaskLease> leases = new ArrayList<>(held.size());
+        for (Attempt a : held) {
+            leases.add(a.getLease());
+        }
+        long sentAt = System.nanoTime();
+        try {
+            HeartbeatResult result = runtime.core().heartbeat(runtime.workerId(), runtime.sessionId(), leases).get(
+                    runtime.options().getCoreOptions().getHeartbeatInterval().toMillis() * 2, TimeUnit.MILLISECONDS);
+            if (result.getStatus() == HeartbeatStatus.OK) {
+                renewed(held, result, sentAt);
+            } else if (result.getStatus() == HeartbeatStatus.UNKNOWN_WORKER) {
+                log.warn("Redis does not know worker {}; registering again", runtime.workerId());
+                runtime.core().register(registration);
+            } else {
+                log.error("another process registered worker id {}; stopping this worker's tasks", runtime.workerId());
+                held.forEach(a -> stop.accept(a, StopReason.FENCED));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("heartbeat to Redis failed: {}", e.toString());
+        }
+        selfFence();
+        send(held);
+    }
+
+    private void renewed(List<Attempt> held, HeartbeatResult result, long sentAt) {
+        for (Attempt a : held) {
+            TaskLease lease = a.getLease();
+            if (result.getRevokedTasks().contains(lease)) {
+                stop.accept(a, StopReason.FENCED);
+            } else {
+                a.renewed(sentAt);
+                TaskExecution execution = a.getExecution();
+                if (execution != null) {
+                    execution.keepAlive();
+                }
+            }
+            if (result.getCancelRequested().contains(lease)) {
+                stop.accept(a, StopReason.CANCELLED);
+            }
+        }
+    }
+
+    /** Stops every attempt whose lease this worker could not renew for {@link #fenceAfter}. */
+    private void selfFence() {
+        for (Attempt a : attempts.running()) {
+            long unrenewed = a.unrenewedNanos();
+            if (unrenewed > fenceAfter.toNanos()) {
+                log.warn("task {} epoch {}: lease not renewed for {} ms; stopping it before the lease can expire",
+                        a.getLease().getTaskId(), a.getLease().getEpoch(), TimeUnit.NANOSECONDS.toMillis(unrenewed));
+                stop.accept(a, StopReason.FENCED);
+            }
+        }
+    }
+
+    /** Sends the master the heartbeat of the wire: this worker's resources and the attempts it holds. */
+    private void send(List<Attempt> held) {
+        Channel channel = runtime.link().readyChannel();
+        if (channel == null) {
+            return;
+        }
+        Heartbeat.Builder hb = Heartbeat.newBuilder().setWorkerId(runtime.workerId()).setSessionId(runtime.sessionId())
+                .setSequence(sequence.incrementAndGet()).setSentAtUnixMs(System.currentTimeMillis())
+                .setResources(probe.sample(runtime.options().getCpuSlots()));
+        for (Attempt a : held) {
+            hb.addRunningTasks(RunningTask.newBuilder().setTaskId(a.getLease().getTaskId()).setEpoch(a.getLease().getEpoch())
+                    .setAttempt(a.getTask().getAttempt()).setLastLogSequence(a.getLogs().getLastSequence()));
+        }
+        channel.writeAndFlush(hb.build());
+    }
+}

@@ -1,0 +1,96 @@
+package io.rlscheduler.worker.internal;
+
+import com.google.protobuf.MessageLite;
+import io.netty.channel.Channel;
+import io.rlscheduler.protocol.CancelTask;
+import io.rlscheduler.protocol.ErrorCode;
+import io.rlscheduler.protocol.ErrorReply;
+import io.rlscheduler.protocol.ExecuteTask;
+import io.rlscheduler.protocol.LogAck;
+import io.rlscheduler.protocol.MessageType;
+import io.rlscheduler.protocol.TaskStatusAck;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hands what comes from the master to the mechanism it is for, and forgets an ended attempt once
+ * its lines and its report have been delivered. Called on the link's event loop; does not block.
+ */
+public final class MessageRouter implements MasterLink.Listener {
+
+    private static final Logger log = LoggerFactory.getLogger(MessageRouter.class);
+
+    private final Attempts attempts;
+    private final AttemptRunner runner;
+    private final LogShipper shipper;
+    private final EndReporter reporter;
+
+    public MessageRouter(Attempts attempts, AttemptRunner runner, LogShipper shipper, EndReporter reporter) {
+        this.attempts = attempts;
+        this.runner = runner;
+        this.shipper = shipper;
+        this.reporter = reporter;
+    }
+
+    @Override
+    public void onReady(Channel channel, String masterId) {
+        for (Attempt a : attempts.all()) {
+            shipper.reconnected(channel, a);
+            reporter.reconnected(channel, a);
+        }
+        channel.flush();
+        shipper.flush();
+    }
+
+    @Override
+    public void onMessage(Channel channel, MessageLite msg) {
+        if (msg instanceof ExecuteTask task) {
+            runner.execute(channel, task);
+        } else if (msg instanceof CancelTask cancel) {
+            runner.cancel(cancel.getTaskId(), cancel.getEpoch());
+        } else if (msg instanceof LogAck ack) {
+            Attempt a = attempts.find(ack.getTaskId(), ack.getEpoch());
+            if (a != null) {
+                shipper.acknowledged(a, ack);
+                forgetIfDelivered(a);
+            }
+        } else if (msg instanceof TaskStatusAck ack) {
+            Attempt a = attempts.find(ack.getTaskId(), ack.getEpoch());
+            if (a != null && reporter.acknowledged(a)) {
+                forgetIfDelivered(a);
+            }
+        } else if (msg instanceof ErrorReply error) {
+            onError(error);
+        }
+    }
+
+    private void onError(ErrorReply error) {
+        Attempt a = attempts.find(error.getTaskId(), error.getEpoch());
+        if (a != null && error.getCode() == ErrorCode.ERROR_CODE_STALE_EPOCH
+                && error.getOffendingType() == MessageType.LOG_BATCH.getCode()) {
+            shipper.refused(a);
+            forgetIfDelivered(a);
+        } else {
+            log.warn("master reported {}: {} (task {} epoch {})", error.getCode(), error.getMessage(),
+                    error.getTaskId(), error.getEpoch());
+        }
+    }
+
+    private void forgetIfDelivered(Attempt attempt) {
+        if (attempt.isEnded() && !reporter.isUnacknowledged(attempt) && attempt.getLogs().isFullyAcked()) {
+            attempts.remove(attempt);
+        }
+    }
+
+    @Override
+    public void onDisconnected(Channel channel) {
+        // Attempts go on; their lines and reports wait for the next connection.
+    }
+
+    @Override
+    public void onWritable(Channel channel) {
+        // The socket drained what the last flush could not hand it: send on at once instead of
+        // waiting for the next flush tick (which would cap a chatty task's lines/s).
+        shipper.flush();
+    }
+}
