@@ -149,7 +149,7 @@ class StandbyOnlyMasterIT {
             received.add(msg);
             if (msg instanceof Challenge challenge) {
                 ByteString nonce = HandshakeProof.newNonce();
-                ctx.writeAndFlush(Hello.newBuilder().setProtocolMajor(1).setWorkerId(workerId).setSessionId("s-1")
+                ctx.writeAndFlush(Hello.newBuilder().setProtocolMajor(1).setProtocolMinor(io.rlscheduler.protocol.FrameFormat.MINOR_VERSION).setWorkerId(workerId).setSessionId("s-1")
                         .setClientNonce(nonce)
                         .setProof(HandshakeProof.helloProof(SECRET, challenge.getServerNonce(), nonce, workerId, "s-1"))
                         .build());
