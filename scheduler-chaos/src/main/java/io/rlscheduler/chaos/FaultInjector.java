@@ -88,12 +88,11 @@ final class FaultInjector {
     }
 
     private void killWorker() {
-        List<ClusterProcess> up = cluster.upWorkers();
-        if (up.size() < 2) {
-            log.say("skip kill -9 worker: only %d worker(s) up and unfrozen", up.size());
+        Optional<ClusterProcess> victim = pickWorker("kill -9 worker");
+        if (victim.isEmpty()) {
             return;
         }
-        ClusterProcess w = up.get(rnd.nextInt(up.size()));
+        ClusterProcess w = victim.get();
         long delay = 500 + rnd.nextInt(2501);
         log.say("kill -9 worker %s (pid %d, running %d task processes); restart in %.1f s", w.name(), w.jvm().pid(),
                 w.jvm().descendants().size(), delay / 1000.0);
@@ -106,12 +105,11 @@ final class FaultInjector {
     }
 
     private void freezeWorker() {
-        List<ClusterProcess> up = cluster.upWorkers();
-        if (up.size() < 2) {
-            log.say("skip freeze worker: only %d worker(s) up and unfrozen", up.size());
+        Optional<ClusterProcess> victim = pickWorker("freeze worker");
+        if (victim.isEmpty()) {
             return;
         }
-        ClusterProcess w = up.get(rnd.nextInt(up.size()));
+        ClusterProcess w = victim.get();
         long length = 3500 + rnd.nextInt(2501);
         log.say("freeze (SIGSTOP) worker %s (pid %d) for %.1f s", w.name(), w.jvm().pid(), length / 1000.0);
         w.freeze();
@@ -120,6 +118,16 @@ final class FaultInjector {
             log.say("thaw (SIGCONT) worker %s", w.name());
             w.thaw();
         });
+    }
+
+    /** Picks a worker to stop, at random among those up and unfrozen, unless that would leave none running. */
+    private Optional<ClusterProcess> pickWorker(String what) {
+        List<ClusterProcess> up = cluster.upWorkers();
+        if (up.size() < 2) {
+            log.say("skip %s: only %d worker(s) up and unfrozen", what, up.size());
+            return Optional.empty();
+        }
+        return Optional.of(up.get(rnd.nextInt(up.size())));
     }
 
     private void killLeader() {
