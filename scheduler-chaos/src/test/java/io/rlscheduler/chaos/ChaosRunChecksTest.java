@@ -1,4 +1,4 @@
-package io.rlscheduler.examples;
+package io.rlscheduler.chaos;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -10,7 +10,7 @@ class ChaosRunChecksTest {
 
     @Test
     void attemptsOneAfterTheOtherDoNotOverlap() {
-        ChaosRun.Marks marks = ChaosRun.parseMarks(List.of(
+        AttemptMarks marks = AttemptMarks.parse(List.of(
                 "start 7 100.0 1 11", "stop 7 101.5 signal=15",
                 "start 9 102.0 2 12", "stop 9 103.0 error=BrokenPipeError",
                 "start 12 104.0 3 13", "stop 12 110.0 exit=0"));
@@ -21,7 +21,7 @@ class ChaosRunChecksTest {
 
     @Test
     void anAttemptStartingBeforeTheEarlierOneStoppedOverlaps() {
-        ChaosRun.Marks marks = ChaosRun.parseMarks(List.of(
+        AttemptMarks marks = AttemptMarks.parse(List.of(
                 "start 7 100.0 1 11", "start 9 102.0 2 12", "stop 9 106.0 exit=0", "stop 7 103.0 signal=15"));
         assertThat(marks.overlap()).contains("epoch 9 started at 102.000000 before epoch 7 stopped at 103.000000");
     }
@@ -29,7 +29,7 @@ class ChaosRunChecksTest {
     @Test
     void anAttemptOverlappingAnyEarlierOneNotOnlyTheLastIsFound() {
         // 7 runs long; 9 starts and stops inside it; 12 starts after 9 stopped but before 7 did.
-        ChaosRun.Marks marks = ChaosRun.parseMarks(List.of(
+        AttemptMarks marks = AttemptMarks.parse(List.of(
                 "start 7 100.0 1 11", "start 9 101.0 2 12", "stop 9 102.0 signal=15", "start 12 103.0 3 13",
                 "stop 7 104.0 exit=0", "stop 12 105.0 exit=0"));
         assertThat(marks.overlap()).contains("before epoch 7 stopped");
@@ -37,19 +37,19 @@ class ChaosRunChecksTest {
 
     @Test
     void anAttemptWithoutAStopMarkFollowedByAnotherCountsAsOverlapping() {
-        ChaosRun.Marks marks = ChaosRun.parseMarks(List.of("start 7 100.0 1 11", "start 9 102.0 2 12", "stop 9 103.0 exit=0"));
+        AttemptMarks marks = AttemptMarks.parse(List.of("start 7 100.0 1 11", "start 9 102.0 2 12", "stop 9 103.0 exit=0"));
         assertThat(marks.overlap()).contains("epoch 7 has no stop mark");
     }
 
     @Test
     void twoStartsForOneEpochCountAsOverlapping() {
-        ChaosRun.Marks marks = ChaosRun.parseMarks(List.of("start 7 100.0 1 11", "start 7 100.5 1 12", "stop 7 103.0 exit=0"));
+        AttemptMarks marks = AttemptMarks.parse(List.of("start 7 100.0 1 11", "start 7 100.5 1 12", "stop 7 103.0 exit=0"));
         assertThat(marks.overlap()).isNotNull();
     }
 
     @Test
     void twoCompletedAttemptsAreARerunNotAnOverlap() {
-        ChaosRun.Marks marks = ChaosRun.parseMarks(List.of(
+        AttemptMarks marks = AttemptMarks.parse(List.of(
                 "start 7 100.0 1 11", "stop 7 101.0 exit=0", "start 9 104.0 2 12", "stop 9 104.2 exit=0"));
         assertThat(marks.overlap()).isNull();
         assertThat(marks.completed()).isEqualTo(2);
@@ -59,20 +59,20 @@ class ChaosRunChecksTest {
 
     @Test
     void theFinalAttemptsLinesAreComparedExactlyAfterItsMarker() {
-        ChaosRun.TaskLog log = ChaosRun.parseLog(List.of("TRACE_ID:t",
+        TaskLogFile.TaskLog log = TaskLogFile.parse(List.of("TRACE_ID:t",
                 "##RLS_ATTEMPT attempt=1 epoch=7", "train.py: go", "something else",
                 "##RLS_ATTEMPT attempt=2 epoch=9", "train.py: go", "RLS_METRIC {\"episode\":1}", "done",
                 "##RLS_END state=SUCCEEDED complete=true last=3"));
-        assertThat(ChaosRun.finalAttemptProblem(log, 9, PRINTED)).isNull();
-        assertThat(ChaosRun.finalAttemptProblem(log, 7, PRINTED)).contains("differs");
-        assertThat(ChaosRun.finalAttemptProblem(log, 8, PRINTED)).contains("no ##RLS_ATTEMPT marker for epoch 8");
+        assertThat(ChaosChecks.finalAttemptProblem(log, 9, PRINTED)).isNull();
+        assertThat(ChaosChecks.finalAttemptProblem(log, 7, PRINTED)).contains("differs");
+        assertThat(ChaosChecks.finalAttemptProblem(log, 8, PRINTED)).contains("no ##RLS_ATTEMPT marker for epoch 8");
     }
 
     @Test
     void escapedLinesAreComparedAsPrinted() {
-        ChaosRun.TaskLog log = ChaosRun.parseLog(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+        TaskLogFile.TaskLog log = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "##RLS_TEXT ##RLS_END fake", "##RLS_END state=SUCCEEDED complete=true last=1"));
-        assertThat(ChaosRun.finalAttemptProblem(log, 9, List.of("##RLS_END fake"))).isNull();
+        assertThat(ChaosChecks.finalAttemptProblem(log, 9, List.of("##RLS_END fake"))).isNull();
     }
 
     @Test
@@ -84,24 +84,24 @@ class ChaosRunChecksTest {
 
     @Test
     void anIncompleteEndOrASecondEndIsFound() {
-        ChaosRun.TaskLog incomplete = ChaosRun.parseLog(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+        TaskLogFile.TaskLog incomplete = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "train.py: go", "RLS_METRIC {\"episode\":1}", "done", "##RLS_END state=SUCCEEDED complete=false last=3"));
-        assertThat(ChaosRun.finalAttemptProblem(incomplete, 9, PRINTED)).contains("complete=false");
-        ChaosRun.TaskLog doubled = ChaosRun.parseLog(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+        assertThat(ChaosChecks.finalAttemptProblem(incomplete, 9, PRINTED)).contains("complete=false");
+        TaskLogFile.TaskLog doubled = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "train.py: go", "RLS_METRIC {\"episode\":1}", "done", "##RLS_END state=SUCCEEDED complete=true last=3",
                 "##RLS_END state=SUCCEEDED complete=false last=2 reason=stale"));
-        assertThat(ChaosRun.finalAttemptProblem(doubled, 9, PRINTED)).contains("more line(s) after its ##RLS_END");
-        ChaosRun.TaskLog unended = ChaosRun.parseLog(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+        assertThat(ChaosChecks.finalAttemptProblem(doubled, 9, PRINTED)).contains("more line(s) after its ##RLS_END");
+        TaskLogFile.TaskLog unended = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "train.py: go", "RLS_METRIC {\"episode\":1}", "done"));
-        assertThat(ChaosRun.finalAttemptProblem(unended, 9, PRINTED)).contains("no ##RLS_END");
+        assertThat(ChaosChecks.finalAttemptProblem(unended, 9, PRINTED)).contains("no ##RLS_END");
     }
 
     @Test
     void theLastLineHasTheExactForm() {
-        ChaosRun.Report clean = new ChaosRun.Report(40, 40, 0, 0, 0, 2, List.of());
+        ChaosReport clean = new ChaosReport(40, 40, 0, 0, 0, 2, List.of());
         assertThat(clean.summary()).isEqualTo("chaos: 40 tasks, 40 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping");
         assertThat(clean.isClean()).isTrue();
-        ChaosRun.Report dirty = new ChaosRun.Report(40, 38, 1, 0, 1, 0, List.of("a", "b"));
+        ChaosReport dirty = new ChaosReport(40, 38, 1, 0, 1, 0, List.of("a", "b"));
         assertThat(dirty.summary()).isEqualTo("chaos: 40 tasks, 38 succeeded exactly once, 1 lost, 0 duplicated, 1 overlapping");
         assertThat(dirty.isClean()).isFalse();
     }
@@ -110,6 +110,6 @@ class ChaosRunChecksTest {
         List<String> file = new java.util.ArrayList<>(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9"));
         file.addAll(List.of(logLines));
         file.add("##RLS_END state=SUCCEEDED complete=true last=" + logLines.length);
-        return ChaosRun.finalAttemptProblem(ChaosRun.parseLog(file), 9, PRINTED);
+        return ChaosChecks.finalAttemptProblem(TaskLogFile.parse(file), 9, PRINTED);
     }
 }
