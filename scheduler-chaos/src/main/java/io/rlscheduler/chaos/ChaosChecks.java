@@ -119,7 +119,7 @@ final class ChaosChecks {
         Optional<TaskLogFile.TaskLog> taskLog = evidence.log(id);
         if (taskLog.isPresent()) {
             long successEnds = taskLog.get().attempts().stream()
-                    .filter(a -> a.end != null && a.end.contains("state=SUCCEEDED")).count();
+                    .filter(a -> a.end != null && "SUCCEEDED".equals(String.valueOf(a.end.getFinalState()))).count();
             if (successEnds > 1) {
                 v.duplicated = true;
                 v.issues.add("log file ends " + successEnds + " attempts with state=SUCCEEDED");
@@ -160,9 +160,9 @@ final class ChaosChecks {
     }
 
     /**
-     * Checks the successful attempt's block of a log file against what it printed: a marker for
-     * {@code epoch}, exactly the printed lines in order, {@code ##RLS_END state=SUCCEEDED
-     * complete=true}, and nothing after that end. Returns the problem, or null.
+     * Checks the successful attempt's block of a log file against what it printed: records of
+     * {@code epoch}, exactly the printed lines in order, an end SUCCEEDED and complete, and
+     * nothing after that end. Returns the problem, or null.
      */
     static String finalAttemptProblem(TaskLogFile.TaskLog taskLog, long epoch, List<String> printed) {
         TaskLogFile.AttemptBlock block = null;
@@ -172,7 +172,7 @@ final class ChaosChecks {
             }
         }
         if (block == null) {
-            return "log file has no ##RLS_ATTEMPT marker for epoch " + epoch;
+            return "log file has no line or end of epoch " + epoch;
         }
         if (!printed.equals(block.lines)) {
             int i = 0;
@@ -183,12 +183,12 @@ final class ChaosChecks {
                     + block.lines.size() + " lines: " + (i < block.lines.size() ? "'" + block.lines.get(i) + "'" : "end")
                     + "; printed " + printed.size() + " lines: " + (i < printed.size() ? "'" + printed.get(i) + "'" : "end") + ")";
         }
-        if (block.end == null || !block.end.contains("state=SUCCEEDED") || !block.end.contains("complete=true")) {
-            return "log of epoch " + epoch + " ends with " + (block.end == null ? "no ##RLS_END" : block.end);
+        if (block.end == null || !"SUCCEEDED".equals(String.valueOf(block.end.getFinalState())) || !block.end.isComplete()) {
+            return "log of epoch " + epoch + " ends with " + (block.end == null ? "no end" : TaskLogFile.describe(block.end));
         }
         if (!block.afterEnd.isEmpty()) {
-            return "log of epoch " + epoch + " has " + block.afterEnd.size() + " more line(s) after its "
-                    + "##RLS_END, first: " + block.afterEnd.get(0);
+            return "log of epoch " + epoch + " has " + block.afterEnd.size() + " more record(s) after its end, first: "
+                    + block.afterEnd.get(0);
         }
         return null;
     }

@@ -35,8 +35,7 @@ final class Evidence {
     Optional<TaskLogFile.TaskLog> log(String taskId) {
         Path file = workdir.taskLog(taskId);
         try {
-            return Files.exists(file) ? Optional.of(TaskLogFile.parse(Files.readAllLines(file, StandardCharsets.UTF_8)))
-                    : Optional.empty();
+            return Files.exists(file) ? Optional.of(TaskLogFile.read(file)) : Optional.empty();
         } catch (IOException e) {
             return Optional.empty();
         }

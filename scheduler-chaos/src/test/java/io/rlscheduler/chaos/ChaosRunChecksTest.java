@@ -1,7 +1,13 @@
 package io.rlscheduler.chaos;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -55,23 +61,37 @@ class ChaosRunChecksTest {
         assertThat(marks.completed()).isEqualTo(2);
     }
 
+    @TempDir
+    static Path dir;
+
+    /** Writes a log file of these lines and reads it back as the checks do. */
+    private static TaskLogFile.TaskLog log(String... lines) {
+        try {
+            Path file = dir.resolve("t.log");
+            Files.write(file, List.of(lines), StandardCharsets.UTF_8);
+            return TaskLogFile.read(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static final List<String> PRINTED = List.of("train.py: go", "RLS_METRIC {\"episode\":1}", "done");
 
     @Test
     void theFinalAttemptsLinesAreComparedExactlyAfterItsMarker() {
-        TaskLogFile.TaskLog log = TaskLogFile.parse(List.of("TRACE_ID:t",
+        TaskLogFile.TaskLog log = log("TRACE_ID:t",
                 "##RLS_ATTEMPT attempt=1 epoch=7", "train.py: go", "something else",
                 "##RLS_ATTEMPT attempt=2 epoch=9", "train.py: go", "RLS_METRIC {\"episode\":1}", "done",
-                "##RLS_END state=SUCCEEDED complete=true last=3"));
+                "##RLS_END state=SUCCEEDED complete=true last=3");
         assertThat(ChaosChecks.finalAttemptProblem(log, 9, PRINTED)).isNull();
         assertThat(ChaosChecks.finalAttemptProblem(log, 7, PRINTED)).contains("differs");
-        assertThat(ChaosChecks.finalAttemptProblem(log, 8, PRINTED)).contains("no ##RLS_ATTEMPT marker for epoch 8");
+        assertThat(ChaosChecks.finalAttemptProblem(log, 8, PRINTED)).contains("no line or end of epoch 8");
     }
 
     @Test
     void escapedLinesAreComparedAsPrinted() {
-        TaskLogFile.TaskLog log = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
-                "##RLS_TEXT ##RLS_END fake", "##RLS_END state=SUCCEEDED complete=true last=1"));
+        TaskLogFile.TaskLog log = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+                "##RLS_TEXT ##RLS_END fake", "##RLS_END state=SUCCEEDED complete=true last=1");
         assertThat(ChaosChecks.finalAttemptProblem(log, 9, List.of("##RLS_END fake"))).isNull();
     }
 
@@ -84,16 +104,16 @@ class ChaosRunChecksTest {
 
     @Test
     void anIncompleteEndOrASecondEndIsFound() {
-        TaskLogFile.TaskLog incomplete = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
-                "train.py: go", "RLS_METRIC {\"episode\":1}", "done", "##RLS_END state=SUCCEEDED complete=false last=3"));
+        TaskLogFile.TaskLog incomplete = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+                "train.py: go", "RLS_METRIC {\"episode\":1}", "done", "##RLS_END state=SUCCEEDED complete=false last=3");
         assertThat(ChaosChecks.finalAttemptProblem(incomplete, 9, PRINTED)).contains("complete=false");
-        TaskLogFile.TaskLog doubled = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+        TaskLogFile.TaskLog doubled = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "train.py: go", "RLS_METRIC {\"episode\":1}", "done", "##RLS_END state=SUCCEEDED complete=true last=3",
-                "##RLS_END state=SUCCEEDED complete=false last=2 reason=stale"));
-        assertThat(ChaosChecks.finalAttemptProblem(doubled, 9, PRINTED)).contains("more line(s) after its ##RLS_END");
-        TaskLogFile.TaskLog unended = TaskLogFile.parse(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
-                "train.py: go", "RLS_METRIC {\"episode\":1}", "done"));
-        assertThat(ChaosChecks.finalAttemptProblem(unended, 9, PRINTED)).contains("no ##RLS_END");
+                "##RLS_END state=SUCCEEDED complete=false last=2 reason=stale");
+        assertThat(ChaosChecks.finalAttemptProblem(doubled, 9, PRINTED)).contains("more record(s) after its end");
+        TaskLogFile.TaskLog unended = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
+                "train.py: go", "RLS_METRIC {\"episode\":1}", "done");
+        assertThat(ChaosChecks.finalAttemptProblem(unended, 9, PRINTED)).contains("no end");
     }
 
     @Test
@@ -110,6 +130,6 @@ class ChaosRunChecksTest {
         List<String> file = new java.util.ArrayList<>(List.of("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9"));
         file.addAll(List.of(logLines));
         file.add("##RLS_END state=SUCCEEDED complete=true last=" + logLines.length);
-        return ChaosChecks.finalAttemptProblem(TaskLogFile.parse(file), 9, PRINTED);
+        return ChaosChecks.finalAttemptProblem(log(file.toArray(new String[0])), 9, PRINTED);
     }
 }
