@@ -18,7 +18,6 @@ import io.rlscheduler.worker.internal.Attempt;
 import io.rlscheduler.worker.internal.AttemptRunner;
 import io.rlscheduler.worker.internal.Attempts;
 import io.rlscheduler.worker.internal.EndRecorder;
-import io.rlscheduler.worker.internal.EndReporter;
 import io.rlscheduler.worker.internal.LeaseKeeper;
 import io.rlscheduler.worker.internal.LogShipper;
 import io.rlscheduler.worker.internal.MasterLink;
@@ -59,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * under a launcher that kills the group if this JVM dies), streams its output lines to the master
  * with sequence numbers (kept until acknowledged, resent after a reconnect), collects its
  * {@code RLS_METRIC} lines, enforces its timeout, stops it on cancel, and records how it ended in
- * Redis before reporting to the master (kept until acknowledged).
+ * Redis, with the number of lines it printed: the masters learn of the end from that record's
+ * event, and end the attempt's log once they hold that many lines.
  *
  * <p>Leases: every {@code heartbeatInterval} it renews its liveness and its tasks' leases in Redis
  * directly (not through the master), so losing the master does not stop its work. If it cannot
@@ -98,7 +98,6 @@ public final class SchedulerWorker implements AutoCloseable {
     private ScheduledThreadPoolExecutor timers;
     private ExecutorService taskThreads;
     private volatile AttemptRunner runner;
-    private volatile EndReporter reporter;
 
     private SchedulerWorker(WorkerOptions options, RedisClient userClient, TaskExecutor userExecutor) {
         this.options = options;
@@ -166,6 +165,11 @@ public final class SchedulerWorker implements AutoCloseable {
         return ids;
     }
 
+    /** Returns how many attempts this worker still holds: running, or ended with lines a master has not acknowledged. */
+    int heldAttempts() {
+        return attempts.all().size();
+    }
+
     /**
      * Starts the worker: kills processes left by a previous run of this worker, registers with
      * Redis (taking back tasks a previous session still held), connects to a master. Blocks until
@@ -206,14 +210,13 @@ public final class SchedulerWorker implements AutoCloseable {
             WorkerRuntime runtime = new WorkerRuntime(options, sessionId, core, link, group, timers, taskThreads);
 
             LogShipper shipper = new LogShipper(runtime, attempts);
-            reporter = new EndReporter(link, shipper);
             runner = new AttemptRunner(runtime, attempts, executor, runDirectories, shipper,
-                    new EndRecorder(runtime), reporter, fenceAfter, lifecycle::isRunning);
+                    new EndRecorder(runtime), fenceAfter, lifecycle::isRunning);
             LeaseKeeper leases = new LeaseKeeper(runtime, registration, attempts, probe, runner::stop);
 
             leases.start();
             shipper.start();
-            link.start(new MessageRouter(attempts, runner, shipper, reporter));
+            link.start(new MessageRouter(attempts, runner, shipper));
             log.info("worker {} (session {}) started: {} CPU slots, GPUs {}, labels {}", id, sessionId,
                     options.getCpuSlots(), gpus, options.getLabels());
             return this;
@@ -236,7 +239,7 @@ public final class SchedulerWorker implements AutoCloseable {
 
     /**
      * Stops taking tasks and lets the running attempts finish: each ends by itself, its end is
-     * recorded in Redis and its report gets up to 10 s to reach a master; then the worker stops.
+     * recorded in Redis and its last lines get up to 10 s to reach a master; then the worker stops.
      * Nothing is killed. {@link #close()} does not drain like this: it is {@link #shutdownNow()}
      * and a bounded wait. Idempotent; returns at once (see {@link #awaitTermination}).
      */
@@ -248,7 +251,7 @@ public final class SchedulerWorker implements AutoCloseable {
                     attempts.awaitExecutions(Long.MAX_VALUE);
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                     while (!delivered() && System.nanoTime() < deadline) {
-                        Thread.sleep(50); // shutdown's own pacing while reports drain
+                        Thread.sleep(50); // shutdown's own pacing while the last lines drain
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -260,11 +263,10 @@ public final class SchedulerWorker implements AutoCloseable {
         }
     }
 
-    /** Whether every attempt has ended and had its report acknowledged. */
+    /** Whether every attempt has ended and had its lines acknowledged by a master. */
     private boolean delivered() {
-        EndReporter r = reporter;
         for (Attempt a : attempts.all()) {
-            if (!a.isEnded() || (r != null && r.isUnacknowledged(a))) {
+            if (!a.isEnded() || !a.getLogs().isFullyAcked()) {
                 return false;
             }
         }

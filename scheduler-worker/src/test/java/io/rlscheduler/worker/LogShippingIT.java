@@ -32,11 +32,7 @@ import io.rlscheduler.protocol.LogStream;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
-import io.rlscheduler.protocol.ReportResult;
 import io.rlscheduler.protocol.ResourceRequest;
-import io.rlscheduler.protocol.TaskReportStatus;
-import io.rlscheduler.protocol.TaskStatusAck;
-import io.rlscheduler.protocol.TaskStatusReport;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
@@ -64,15 +60,15 @@ import static org.awaitility.Awaitility.await;
  * The worker's log shipping against a master, over real loopback sockets, with a real Redis and a
  * real python3 process. The master is a stand-in made of the real protocol pieces (codec,
  * handshake proofs) and a real {@link LeaseCore} that submits and claims the task for the worker:
- * it sends the task as the master would and acknowledges log batches, heartbeats and reports as
- * the master does.
+ * it sends the task as the master would and acknowledges log batches and heartbeats as the
+ * master does.
  *
  * <p>Shows that the worker sends every line in chunks with sequence numbers 1..N without gap, the
- * text as printed (a CR inside a line as a space, non-ASCII intact), the last lines before the
- * report, and that once everything is acknowledged it keeps nothing for the task (a reconnect
- * resends no line and no report); that it resends on the same connection what a master asks for
- * ({@code LogAck.resend}); and that after a reconnect with nothing left to resend it still says
- * which lines it no longer holds, before the report.
+ * text as printed (a CR inside a line as a space, non-ASCII intact), records the end in Redis
+ * with N as the attempt's line count, and that once everything is acknowledged it keeps nothing
+ * for the task (a reconnect resends no line); that it resends on the same connection what a
+ * master asks for ({@code LogAck.resend}); and that a reconnect while the attempt runs, with
+ * nothing left to resend, still says which lines it no longer holds.
  */
 class LogShippingIT {
 
@@ -162,13 +158,11 @@ class LogShippingIT {
         Connection first = started.connection();
         Assignment a = started.assignment();
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> first.of(TaskStatusReport.class).size() == 1);
+        int n = expectedStdout().size() + EXPECTED_STDERR.size();
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n
+                && core.getTask(taskId).get(10, TimeUnit.SECONDS).orElseThrow().getState().isTerminal());
         assertThat(first.of(ExecuteTaskAck.class)).singleElement()
                 .satisfies(ack -> assertThat(ack.getAccepted()).as(ack.getMessage()).isTrue());
-        TaskStatusReport report = first.of(TaskStatusReport.class).get(0);
-        assertThat(report.getTaskId()).isEqualTo(taskId);
-        assertThat(report.getEpoch()).isEqualTo(a.getEpoch());
-        assertThat(report.getStatus()).as(report.getErrorMessage()).isEqualTo(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED);
 
         List<LogBatch> batches = first.of(LogBatch.class);
         assertThat(batches).isNotEmpty().allSatisfy(b -> {
@@ -187,22 +181,20 @@ class LogShippingIT {
 
         // Sequence numbers 1..N in arrival order, no gap, no repeat; texts and streams as printed.
         List<Line> lines = linesOf(batches);
-        int n = expectedStdout().size() + EXPECTED_STDERR.size();
         assertThat(lines).extracting(Line::sequence)
                 .containsExactlyElementsOf(LongStream.rangeClosed(1, n).boxed().collect(Collectors.toList()));
         assertThat(lines).filteredOn(l -> l.stream() == LogStream.LOG_STREAM_STDOUT).extracting(Line::text)
                 .containsExactlyElementsOf(expectedStdout());
         assertThat(lines).filteredOn(l -> l.stream() == LogStream.LOG_STREAM_STDERR).extracting(Line::text)
                 .containsExactlyElementsOf(EXPECTED_STDERR);
-        assertThat(report.getLastLogSequence()).as("the report names the attempt's last line").isEqualTo(n);
-        assertThat(first.lastAcked).isEqualTo(n);
-        assertThat(first.receivedAfterReport(LogBatch.class)).as("its last lines go before its report").isZero();
-
-        // The outcome is in Redis, recorded by the worker.
+        // The outcome is in Redis, recorded by the worker, with the line its log ends at.
         TaskRecord record = core.getTask(taskId).get(10, TimeUnit.SECONDS).orElseThrow();
-        assertThat(record.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(record.getState()).as(record.getError()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(record.getEpoch()).isEqualTo(a.getEpoch());
+        assertThat(record.getLogLines()).as("the record names the attempt's last line").isEqualTo(n);
 
-        // The worker's buffer is empty: after a reconnect it resends no line and no report
+        await().atMost(Duration.ofSeconds(10)).until(() -> worker.heldAttempts() == 0);
+        // The worker's buffer is empty: after a reconnect it resends no line
         // (what it resends goes out in onReady, before the first heartbeat of the connection).
         first.channel.close().syncUninterruptibly();
         await().atMost(Duration.ofSeconds(10)).until(() -> {
@@ -211,8 +203,7 @@ class LogShippingIT {
         });
         Connection second = standIn.ready(first);
         List<MessageLite> beforeHeartbeat = second.beforeFirst(Heartbeat.class);
-        assertThat(beforeHeartbeat).as("nothing left to resend").noneMatch(m -> m instanceof LogBatch)
-                .noneMatch(m -> m instanceof TaskStatusReport);
+        assertThat(beforeHeartbeat).as("nothing left to resend").noneMatch(m -> m instanceof LogBatch);
         assertThat(second.of(Heartbeat.class).get(0).getRunningTasksList()).isEmpty();
         assertThat(worker.getRunningTaskIds()).isEmpty();
     }
@@ -226,8 +217,8 @@ class LogShippingIT {
         Connection first = started.connection();
 
         int n = expectedStdout().size() + EXPECTED_STDERR.size();
-        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n && first.of(TaskStatusReport.class).size() == 1);
-        assertThat(first.of(TaskStatusReport.class).get(0).getStatus()).isEqualTo(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED);
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n
+                && core.getTask("resend-1").get(10, TimeUnit.SECONDS).orElseThrow().getState() == TaskState.SUCCEEDED);
         assertThat(first.lostOne).isTrue();
         assertThat(first.resendsAsked).isPositive();
         assertThat(standIn.connections).as("resent on the same connection, no reconnect").hasSize(1);
@@ -240,27 +231,40 @@ class LogShippingIT {
     }
 
     @Test
-    void aReconnectWithNothingToResendStillSaysWhichLinesAreGoneBeforeTheReport(TestRedis redis) throws Exception {
-        // Every line was acknowledged by a master that died before answering the report: the next
-        // master, whose log lacks those lines, must learn they are gone, or it waits for them.
-        standIn = new StandIn(false, true);
-        Started started = launch("tail-1", redis);
+    void aReconnectWhileTheAttemptRunsWithNothingToResendStillSaysWhichLinesAreGone(TestRedis redis) throws Exception {
+        // Every line so far was acknowledged by a master that then went away: the next master,
+        // whose log lacks those lines, must learn they are gone, or it waits for them.
+        standIn = new StandIn(false);
+        Path release = dir.resolve("release");
+        Files.writeString(dir.resolve("scripts").resolve(HOLDING_SCRIPT), SCRIPT_TEXT
+                + "import os, time\nwhile not os.path.exists(" + pythonString(release.toString()) + "):\n    time.sleep(0.02)\n");
+        Started started = launch("tail-1", redis, HOLDING_SCRIPT);
         Connection first = started.connection();
         int n = expectedStdout().size() + EXPECTED_STDERR.size();
-        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n && first.of(TaskStatusReport.class).size() == 1);
+        await().atMost(Duration.ofSeconds(20)).until(() -> first.lastAcked == n);
+        assertThat(worker.getRunningTaskIds()).containsExactly("tail-1");
 
         first.channel.close().syncUninterruptibly();
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             Connection next = standIn.ready(first);
-            return next != null && !next.of(TaskStatusReport.class).isEmpty();
+            return next != null && !next.of(Heartbeat.class).isEmpty();
         });
         Connection second = standIn.ready(first);
-        assertThat(second.beforeFirst(TaskStatusReport.class)).filteredOn(m -> m instanceof LogBatch).singleElement()
+        assertThat(second.beforeFirst(Heartbeat.class)).filteredOn(m -> m instanceof LogBatch).singleElement()
                 .isInstanceOfSatisfying(LogBatch.class, b -> {
                     assertThat(b.getTaskId()).isEqualTo("tail-1");
                     assertThat(b.getChunksCount()).as("no line to resend").isZero();
                     assertThat(b.getAcknowledged()).isEqualTo(n);
                 });
+        Files.writeString(release, "go");
+        await().atMost(Duration.ofSeconds(20)).until(() ->
+                core.getTask("tail-1").get(10, TimeUnit.SECONDS).orElseThrow().getState() == TaskState.SUCCEEDED);
+    }
+
+    private static final String HOLDING_SCRIPT = "holding_lines.py";
+
+    private static String pythonString(String text) {
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
     }
 
     private record Started(Connection connection, Assignment assignment) {
@@ -271,6 +275,10 @@ class LogShippingIT {
      * {@code taskId}, claims it for the worker and sends it the task as the master does.
      */
     private Started launch(String taskId, TestRedis redis) throws Exception {
+        return launch(taskId, redis, SCRIPT);
+    }
+
+    private Started launch(String taskId, TestRedis redis, String script) throws Exception {
         serverChannel = new ServerBootstrap().group(serverGroup).channel(NettyTransport.nio().serverChannel())
                 .childHandler(new ProtocolChannelInitializer(ProtocolOptions.defaults(), standIn::newConnection))
                 .bind("127.0.0.1", 0).syncUninterruptibly().channel();
@@ -295,7 +303,7 @@ class LogShippingIT {
         assertThat(claim.getAssignments()).hasSize(1);
         Assignment a = claim.getAssignments().get(0);
         first.channel.writeAndFlush(ExecuteTask.newBuilder().setTaskId(a.getTaskId()).setEpoch(a.getEpoch())
-                .setAttempt(a.getAttempt()).setTraceId("trace-" + taskId).setScript(SCRIPT).setParametersJson("{}")
+                .setAttempt(a.getAttempt()).setTraceId("trace-" + taskId).setScript(script).setParametersJson("{}")
                 .setResources(ResourceRequest.newBuilder().setGpus(0).setCpuSlots(a.getCpuSlots())
                         .setMemoryBytes(a.getMemoryBytes()))
                 .build()).syncUninterruptibly();
@@ -325,17 +333,10 @@ class LogShippingIT {
     private static final class StandIn {
         /** Whether the first log batch is lost (as a master whose write failed loses it). */
         final boolean loseFirstBatch;
-        /** Whether the first connection leaves reports unanswered (as a master that dies first). */
-        final boolean holdFirstReport;
         final List<Connection> connections = new CopyOnWriteArrayList<>();
 
         StandIn(boolean loseFirstBatch) {
-            this(loseFirstBatch, false);
-        }
-
-        StandIn(boolean loseFirstBatch, boolean holdFirstReport) {
             this.loseFirstBatch = loseFirstBatch;
-            this.holdFirstReport = holdFirstReport;
         }
 
         /** The newest connection that passed the handshake and is still open, other than {@code not}; or null. */
@@ -431,30 +432,11 @@ class LogShippingIT {
                     ack.setResend(true);
                 }
                 ctx.writeAndFlush(ack.build());
-            } else if (msg instanceof TaskStatusReport report) {
-                if (standIn.holdFirstReport && standIn.connections.get(0) == this) {
-                    return;
-                }
-                ctx.writeAndFlush(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
-                        .setStatus(report.getStatus()).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
             }
         }
 
         <T extends MessageLite> List<T> of(Class<T> type) {
             return received.stream().filter(type::isInstance).map(type::cast).collect(Collectors.toList());
-        }
-
-        long receivedAfterReport(Class<? extends MessageLite> type) {
-            boolean after = false;
-            long count = 0;
-            for (MessageLite m : received) {
-                if (m instanceof TaskStatusReport) {
-                    after = true;
-                } else if (after && type.isInstance(m)) {
-                    count++;
-                }
-            }
-            return count;
         }
 
         List<MessageLite> beforeFirst(Class<? extends MessageLite> type) {

@@ -2,7 +2,6 @@ package io.rlscheduler.worker.internal;
 
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.protocol.ExecuteTask;
-import io.rlscheduler.protocol.TaskStatusReport;
 import io.rlscheduler.worker.StopReason;
 import io.rlscheduler.worker.TaskExecution;
 import java.nio.file.Path;
@@ -10,9 +9,8 @@ import java.util.concurrent.ScheduledFuture;
 
 /**
  * The worker's state of one attempt it runs: the assignment, its output buffer and metrics, the
- * running execution, when its lease was last renewed (for self-fencing), and once it has ended
- * the status report waiting for the master's acknowledgement ({@link EndReporter}). Fields are
- * guarded by the attempt's monitor or volatile.
+ * running execution, when its lease was last renewed (for self-fencing), and whether it has
+ * ended. Fields are guarded by the attempt's monitor or volatile.
  */
 public final class Attempt {
 
@@ -25,7 +23,6 @@ public final class Attempt {
     private volatile long lastRenewNanos;
     private volatile StopReason requestedStop = StopReason.NONE;
     private volatile ScheduledFuture<?> timeout;
-    private volatile TaskStatusReport report;
     private volatile boolean ended;
     private volatile boolean launcherFenced;
 
@@ -51,15 +48,6 @@ public final class Attempt {
     public StopReason getRequestedStop() { return requestedStop; }
     public ScheduledFuture<?> getTimeout() { return timeout; }
     public void setTimeout(ScheduledFuture<?> timeout) { this.timeout = timeout; }
-    public TaskStatusReport getReport() { return report; }
-    public void setReport(TaskStatusReport report) { this.report = report; }
-
-    /** Returns the report waiting for the master's acknowledgement and stops holding it; null if none waits. */
-    public synchronized TaskStatusReport takeReport() {
-        TaskStatusReport taken = report;
-        report = null;
-        return taken;
-    }
     public boolean isEnded() { return ended; }
     /** Whether the launcher said it stopped the attempt because keepalives (lease renewals) stopped. */
     public boolean isLauncherFenced() { return launcherFenced; }

@@ -1,25 +1,22 @@
 package io.rlscheduler.worker.internal;
 
 import io.rlscheduler.core.TaskState;
-import io.rlscheduler.protocol.TaskReportStatus;
 import io.rlscheduler.worker.ExecutionResult;
 import io.rlscheduler.worker.StopReason;
 import java.time.Duration;
 import java.util.Locale;
 
 /**
- * How an attempt ended, as the worker records and reports it: the final task state (null when the
- * end is not this worker's to record), the report status, the exit code (null when the attempt
- * never ran) and the error text. The factories are pure functions of what the worker knows at the
- * end. Immutable.
+ * How an attempt ended, as the worker records it: the final task state (null when the end is not
+ * this worker's to record), the exit code (null when the attempt never ran) and the error text.
+ * The factories are pure functions of what the worker knows at the end. Immutable.
  *
  * @param state    the final state to record in Redis, or null for an attempt that was fenced or
  *                 stopped by a shutdown: its lease lapses and the task runs again elsewhere
- * @param status   the status reported to the master
  * @param exitCode the process's exit code, or null
  * @param error    what went wrong, or the empty string
  */
-public record AttemptOutcome(TaskState state, TaskReportStatus status, Integer exitCode, String error) {
+public record AttemptOutcome(TaskState state, Integer exitCode, String error) {
 
     /**
      * Classifies the end of an attempt that ran.
@@ -40,15 +37,15 @@ public record AttemptOutcome(TaskState state, TaskReportStatus status, Integer e
         int exit = result.getExitCode();
         String error = result.getError();
         return switch (reason) {
-            case FENCED, SHUTDOWN -> new AttemptOutcome(null, TaskReportStatus.TASK_REPORT_STATUS_FENCED, exit,
+            case FENCED, SHUTDOWN -> new AttemptOutcome(null, exit,
                     reason.toString().toLowerCase(Locale.ROOT));
-            case CANCELLED -> new AttemptOutcome(TaskState.CANCELLED, TaskReportStatus.TASK_REPORT_STATUS_CANCELLED, exit,
+            case CANCELLED -> new AttemptOutcome(TaskState.CANCELLED, exit,
                     error.isEmpty() ? "cancelled" : error);
-            case TIMED_OUT -> new AttemptOutcome(TaskState.TIMED_OUT, TaskReportStatus.TASK_REPORT_STATUS_TIMED_OUT, exit,
+            case TIMED_OUT -> new AttemptOutcome(TaskState.TIMED_OUT, exit,
                     "ran past its timeout of " + timeout);
             case NONE -> exit == 0 && error.isEmpty()
-                    ? new AttemptOutcome(TaskState.SUCCEEDED, TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED, exit, error)
-                    : new AttemptOutcome(TaskState.FAILED, TaskReportStatus.TASK_REPORT_STATUS_FAILED, exit,
+                    ? new AttemptOutcome(TaskState.SUCCEEDED, exit, error)
+                    : new AttemptOutcome(TaskState.FAILED, exit,
                             error.isEmpty() ? exitError(exit) : error);
         };
     }
@@ -59,13 +56,13 @@ public record AttemptOutcome(TaskState state, TaskReportStatus status, Integer e
 
     /** An attempt that could not be started: FAILED, with no exit code. */
     public static AttemptOutcome launchFailed(String message) {
-        return new AttemptOutcome(TaskState.FAILED, TaskReportStatus.TASK_REPORT_STATUS_LAUNCH_FAILED, null,
+        return new AttemptOutcome(TaskState.FAILED, null,
                 "launch failed: " + message);
     }
 
     /** An attempt whose executor failed instead of reporting its end: FAILED, with no exit code. */
     public static AttemptOutcome executorFailed(Throwable cause) {
-        return new AttemptOutcome(TaskState.FAILED, TaskReportStatus.TASK_REPORT_STATUS_FAILED, null,
+        return new AttemptOutcome(TaskState.FAILED, null,
                 "the executor failed: " + cause);
     }
 
@@ -74,8 +71,13 @@ public record AttemptOutcome(TaskState state, TaskReportStatus status, Integer e
         return state != null;
     }
 
-    /** Returns this outcome reported as FENCED: Redis did not take it, so the lease lapses instead. */
+    /** Returns this outcome as not recorded: Redis did not take it, so the lease lapses instead. */
     public AttemptOutcome notTaken() {
-        return new AttemptOutcome(state, TaskReportStatus.TASK_REPORT_STATUS_FENCED, exitCode, error);
+        return new AttemptOutcome(null, exitCode, error);
+    }
+
+    /** Returns the end as logs name it: the final state, or FENCED when it is not recorded. */
+    public String label() {
+        return state == null ? "FENCED" : state.name();
     }
 }

@@ -5,11 +5,11 @@ import io.rlscheduler.core.internal.Json;
 import io.netty.channel.Channel;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.protocol.ErrorCode;
 import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.protocol.ExecuteTaskAck;
 import io.rlscheduler.protocol.LogStream;
-import io.rlscheduler.protocol.TaskReportStatus;
 import io.rlscheduler.worker.ExecutionResult;
 import io.rlscheduler.worker.PythonTaskExecutor;
 import io.rlscheduler.worker.RunDirectories;
@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * acknowledges it in Redis fenced by its epoch, prepares its directories and launches it with the
  * {@link TaskExecutor}), takes its output lines (the launcher's fence line, metric lines, the log
  * buffer), stops it when asked (cancel, timeout, fencing, shutdown), and at its end classifies the
- * outcome ({@link AttemptOutcome}), has it recorded in Redis ({@link EndRecorder}) and then
- * reported ({@link EndReporter}). Thread-safe; never blocks the event loop.
+ * outcome ({@link AttemptOutcome}) and has it recorded in Redis ({@link EndRecorder}), whose
+ * event tells the masters. Thread-safe; never blocks the event loop.
  */
 public final class AttemptRunner {
 
@@ -50,7 +50,6 @@ public final class AttemptRunner {
     private final RunDirectories runDirectories;
     private final LogShipper shipper;
     private final EndRecorder recorder;
-    private final EndReporter reporter;
     private final Duration fenceAfter;
     private final BooleanSupplier accepting;
 
@@ -59,7 +58,7 @@ public final class AttemptRunner {
      * @param accepting  whether the worker takes new attempts (false once it is shutting down)
      */
     public AttemptRunner(WorkerRuntime runtime, Attempts attempts, TaskExecutor executor, RunDirectories runDirectories,
-                         LogShipper shipper, EndRecorder recorder, EndReporter reporter, Duration fenceAfter,
+                         LogShipper shipper, EndRecorder recorder, Duration fenceAfter,
                          BooleanSupplier accepting) {
         this.runtime = runtime;
         this.attempts = attempts;
@@ -67,7 +66,6 @@ public final class AttemptRunner {
         this.runDirectories = runDirectories;
         this.shipper = shipper;
         this.recorder = recorder;
-        this.reporter = reporter;
         this.fenceAfter = fenceAfter;
         this.accepting = accepting;
     }
@@ -311,8 +309,8 @@ public final class AttemptRunner {
     }
 
     /**
-     * Records the outcome in Redis unless it is not this worker's to record (then reports it at
-     * once), and reports it once recorded. Returns at once: no thread waits for Redis.
+     * Records the outcome in Redis unless it is not this worker's to record, then marks the
+     * attempt ended. Returns at once: no thread waits for Redis.
      */
     private void ended(Attempt attempt, AttemptOutcome outcome) {
         // The end states the attempt's last line: no line may be added after it is taken, even by
@@ -325,16 +323,19 @@ public final class AttemptRunner {
         }
     }
 
-    /** Marks the attempt ended and has its report kept and sent; on the event loop. */
+    /**
+     * Marks the attempt ended and sends its last lines now, on the event loop. The master learns
+     * of the end from Redis (the event of the recorded end carries the line count its log ends
+     * at), not from this worker.
+     */
     private void finished(Attempt attempt, AttemptOutcome outcome) {
         Runnable finish = () -> {
-            // The report is held before the attempt counts as ended: a shutdown that waits for
-            // ended attempts' reports must not see the one without the other.
-            reporter.hold(attempt, outcome, System.currentTimeMillis());
             attempt.setEnded();
             attempt.getLogs().close();
             logEnd(attempt, outcome);
-            reporter.send(attempt);
+            if (!attempts.forgetIfDelivered(attempt)) {
+                shipper.flush(); // the last lines; the master's acknowledgement of them forgets the attempt
+            }
         };
         if (runtime.loop().next().inEventLoop()) {
             finish.run();
@@ -355,10 +356,10 @@ public final class AttemptRunner {
             log.warn("task {} attempt {}: {} output lines came after the attempt ended and were dropped",
                     taskId, number, dropped);
         }
-        if (outcome.status() != TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED) {
-            log.info("task {} attempt {} ended: {} (exit {})", taskId, number, outcome.status(), outcome.exitCode());
+        if (outcome.state() != TaskState.SUCCEEDED) {
+            log.info("task {} attempt {} ended: {} (exit {})", taskId, number, outcome.label(), outcome.exitCode());
         } else if (log.isDebugEnabled()) {
-            log.debug("task {} attempt {} ended: {} (exit {})", taskId, number, outcome.status(), outcome.exitCode());
+            log.debug("task {} attempt {} ended: {} (exit {})", taskId, number, outcome.label(), outcome.exitCode());
         }
     }
 }

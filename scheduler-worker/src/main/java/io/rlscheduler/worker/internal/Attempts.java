@@ -12,7 +12,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The attempts this worker holds, one per task: from the moment one is taken in until it has
- * ended and everything about it (its lines, its report) has reached a master. Thread-safe.
+ * ended and its lines have reached a master. Thread-safe.
  */
 public final class Attempts {
 
@@ -41,6 +41,15 @@ public final class Attempts {
     /** Stops holding {@code attempt}, unless a newer attempt of its task replaced it. */
     public void remove(Attempt attempt) {
         byTask.remove(attempt.getLease().getTaskId(), attempt);
+    }
+
+    /** Forgets the attempt if it has ended and a master acknowledged all its lines; returns whether it did. */
+    public boolean forgetIfDelivered(Attempt attempt) {
+        if (attempt.isEnded() && attempt.getLogs().isFullyAcked()) {
+            remove(attempt);
+            return true;
+        }
+        return false;
     }
 
     /** Returns every attempt held, ended or not; a live view. */

@@ -179,7 +179,7 @@ public final class LogBuffer {
      * Ends the attempt's output: {@link #getLastSequence()} is final from here, lines added later
      * are dropped (counted in {@link #droppedAfterSeal()}), and a reader blocked in {@link #add}
      * returns at once, dropping its lines. Called when the attempt ends, before its last sequence
-     * is taken for the end's record and report, so no line can follow the end it states, however
+     * is taken for the end's record, so no line can follow the end it states, however
      * long a reader was blocked.
      */
     public synchronized void seal() {

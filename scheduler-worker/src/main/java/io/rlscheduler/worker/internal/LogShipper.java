@@ -109,7 +109,7 @@ public final class LogShipper {
      * On a new connection: marks the attempt's unacknowledged lines for sending again. With
      * nothing to resend no batch would say which lines are gone from here, so one without lines
      * says it now: a master without them (another master acknowledged them) must learn it before
-     * the attempt's report, or it waits for them to end the log. Writes, does not flush.
+     * the attempt's end, or it waits for them to end the log. Writes, does not flush.
      */
     public void reconnected(Channel channel, Attempt attempt) {
         LogBuffer logs = attempt.getLogs();

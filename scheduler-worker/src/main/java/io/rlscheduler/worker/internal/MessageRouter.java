@@ -8,13 +8,12 @@ import io.rlscheduler.protocol.ErrorReply;
 import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.MessageType;
-import io.rlscheduler.protocol.TaskStatusAck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Hands what comes from the master to the mechanism it is for, and forgets an ended attempt once
- * its lines and its report have been delivered. Called on the link's event loop; does not block.
+ * its lines have been delivered. Called on the link's event loop; does not block.
  */
 public final class MessageRouter implements MasterLink.Listener {
 
@@ -23,20 +22,17 @@ public final class MessageRouter implements MasterLink.Listener {
     private final Attempts attempts;
     private final AttemptRunner runner;
     private final LogShipper shipper;
-    private final EndReporter reporter;
 
-    public MessageRouter(Attempts attempts, AttemptRunner runner, LogShipper shipper, EndReporter reporter) {
+    public MessageRouter(Attempts attempts, AttemptRunner runner, LogShipper shipper) {
         this.attempts = attempts;
         this.runner = runner;
         this.shipper = shipper;
-        this.reporter = reporter;
     }
 
     @Override
     public void onReady(Channel channel, String masterId) {
         for (Attempt a : attempts.all()) {
             shipper.reconnected(channel, a);
-            reporter.reconnected(channel, a);
         }
         channel.flush();
         shipper.flush();
@@ -52,11 +48,6 @@ public final class MessageRouter implements MasterLink.Listener {
             Attempt a = attempts.find(ack.getTaskId(), ack.getEpoch());
             if (a != null) {
                 shipper.acknowledged(a, ack);
-                forgetIfDelivered(a);
-            }
-        } else if (msg instanceof TaskStatusAck ack) {
-            Attempt a = attempts.find(ack.getTaskId(), ack.getEpoch());
-            if (a != null && reporter.acknowledged(a)) {
                 forgetIfDelivered(a);
             }
         } else if (msg instanceof ErrorReply error) {
@@ -77,14 +68,12 @@ public final class MessageRouter implements MasterLink.Listener {
     }
 
     private void forgetIfDelivered(Attempt attempt) {
-        if (attempt.isEnded() && !reporter.isUnacknowledged(attempt) && attempt.getLogs().isFullyAcked()) {
-            attempts.remove(attempt);
-        }
+        attempts.forgetIfDelivered(attempt);
     }
 
     @Override
     public void onDisconnected(Channel channel) {
-        // Attempts go on; their lines and reports wait for the next connection.
+        // Attempts go on; their lines wait for the next connection.
     }
 
     @Override

@@ -13,7 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param sessionId   the session id of this process start
  * @param core        the Redis gateway
  * @param link        the connection to a master
- * @param loop        the link's event loop (one thread): log batches, reports, retry timers;
+ * @param loop        the link's event loop (one thread): log batches, retry timers;
  *                    never blocked
  * @param timers      one thread for heartbeats and task timeouts; a heartbeat waits for Redis on it
  * @param taskThreads threads that may block: an attempt's launch and the handling of its end

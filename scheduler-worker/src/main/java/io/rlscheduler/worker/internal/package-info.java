@@ -7,7 +7,7 @@
  *   <li>Attempts: {@link io.rlscheduler.worker.internal.AttemptRunner} takes a task in, launches
  *       it, takes its output and stops it; {@link io.rlscheduler.worker.internal.AttemptOutcome}
  *       classifies its end; {@link io.rlscheduler.worker.internal.EndRecorder} records the end in
- *       Redis and {@link io.rlscheduler.worker.internal.EndReporter} reports it to the master;
+ *       Redis, whose event tells the masters;
  *       {@link io.rlscheduler.worker.internal.Attempts} holds them and
  *       {@link io.rlscheduler.worker.internal.Attempt} is one.</li>
  *   <li>Logs: {@link io.rlscheduler.worker.internal.LogBuffer} keeps an attempt's lines until
