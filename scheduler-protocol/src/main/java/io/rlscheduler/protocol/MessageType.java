@@ -22,8 +22,8 @@ import java.util.Map;
  *     8  EXECUTE_TASK_ACK   worker -&gt; master
  *     9  LOG_BATCH          worker -&gt; master
  *    10  LOG_ACK            master -&gt; worker
- *    11  TASK_STATUS        worker -&gt; master
- *    12  TASK_STATUS_ACK    master -&gt; worker
+ *    11  (retired: an attempt's end report; never reused)
+ *    12  (retired: its acknowledgement; never reused)
  *    13  CANCEL_TASK        master -&gt; worker
  *    14  ERROR              either
  * </pre>
@@ -40,8 +40,6 @@ public enum MessageType {
     EXECUTE_TASK_ACK(8, ExecuteTaskAck.class, ExecuteTaskAck.parser()),
     LOG_BATCH(9, LogBatch.class, LogBatch.parser()),
     LOG_ACK(10, LogAck.class, LogAck.parser()),
-    TASK_STATUS(11, TaskStatusReport.class, TaskStatusReport.parser()),
-    TASK_STATUS_ACK(12, TaskStatusAck.class, TaskStatusAck.parser()),
     CANCEL_TASK(13, CancelTask.class, CancelTask.parser()),
     ERROR(14, ErrorReply.class, ErrorReply.parser());
 

@@ -41,19 +41,11 @@ final class SampleMessages {
         samples.put(MessageType.LOG_BATCH, logBatch(3));
         samples.put(MessageType.LOG_ACK, LogAck.newBuilder().setTaskId("t-1").setEpoch(5).setAckedSequence(3)
                 .setResend(true).build());
-        samples.put(MessageType.TASK_STATUS, TaskStatusReport.newBuilder()
-                .setTaskId("t-1").setEpoch(5).setAttempt(1).setStatus(TaskReportStatus.TASK_REPORT_STATUS_FAILED)
-                .setHasExitCode(true).setExitCode(-9).setErrorMessage("killed by signal 9")
-                .setFinalMetricsJson("{\"reward\":12.5}").setLastLogSequence(42)
-                .setStartedAtUnixMs(1_000).setEndedAtUnixMs(2_000).build());
-        samples.put(MessageType.TASK_STATUS_ACK, TaskStatusAck.newBuilder()
-                .setTaskId("t-1").setEpoch(5).setStatus(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED)
-                .setResult(ReportResult.REPORT_RESULT_STALE).setMessage("epoch 5 is not current (6)").build());
         samples.put(MessageType.CANCEL_TASK, CancelTask.newBuilder()
                 .setTaskId("t-1").setEpoch(5).setReason(CancelReason.CANCEL_REASON_USER)
                 .setMessage("cancelled by alice").setGracePeriodMs(5_000).build());
         samples.put(MessageType.ERROR, ErrorReply.newBuilder()
-                .setCode(ErrorCode.ERROR_CODE_STALE_EPOCH).setMessage("stale").setOffendingType(11)
+                .setCode(ErrorCode.ERROR_CODE_STALE_EPOCH).setMessage("stale").setOffendingType(9)
                 .setTaskId("t-1").setEpoch(4).setRetryable(false).build());
         return samples;
     }

@@ -12,12 +12,11 @@ public final class MasterContext {
     final WorkerRegistry registry;
     final Dispatcher dispatcher;
     final TaskLogManager logs;
-    final TaskWatcher watcher;
     final long handshakeTimeoutMillis;
     final java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
-                         Dispatcher dispatcher, TaskLogManager logs, TaskWatcher watcher, long handshakeTimeoutMillis,
+                         Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
                          java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership) {
         this.leadership = leadership;
         this.masterId = masterId;
@@ -26,7 +25,6 @@ public final class MasterContext {
         this.registry = registry;
         this.dispatcher = dispatcher;
         this.logs = logs;
-        this.watcher = watcher;
         this.handshakeTimeoutMillis = handshakeTimeoutMillis;
     }
 }

@@ -20,19 +20,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Follows the lease core's event stream, so this master learns every transition whoever made it
  * (its own dispatcher, a worker, the reaper, another master): completes the result futures of
- * tasks that ended, ends the logs of tasks that ended without their worker's report, triggers a
- * dispatch round when capacity may have been freed, and passes each event to the listeners.
- * Thread-safe.
+ * tasks that ended, ends their logs, triggers a dispatch round when capacity may have been freed,
+ * and passes each event to the listeners. Thread-safe.
  *
- * <p>A task its worker ended is recorded in Redis first and reported to the master after, so
- * the event and the report reach this master in either order. The log is ended by the report
- * ({@link TaskLogManager#complete}); only when the report has not come
- * {@code 2 × taskLease} after the event does the watcher end the log itself
- * ({@link TaskLogManager#abandon}). To know that cheaply it pairs events with reports
- * ({@link #reportArrived}) in two small maps, emptied as the pairs meet, and one timer sweeps
- * them every {@link #sweepMillis} ms; not one timer per task, which at thousands of tasks a
- * second would hold millions of timers and later read millions of files back to find their
- * logs already ended.
+ * <p>The event of an end its worker recorded is the one source of an attempt's end: it names the
+ * line the attempt's log ends at, and the log is completed once it holds that line
+ * ({@link TaskLogManager#complete}; a completion whose lines never come ends incomplete after the
+ * log manager's patience). An end nobody recorded for the worker (the reaper, a cancel while
+ * its worker was gone) ends the log at once, marked incomplete ({@link TaskLogManager#abandon}).
+ * A master that did not see an end (it started later, the event was trimmed, its cached state
+ * was dropped) learns it from the task's record when a follower comes or after a gap.
  */
 public final class TaskWatcher implements AutoCloseable {
 
@@ -49,75 +46,29 @@ public final class TaskWatcher implements AutoCloseable {
                 return t;
             });
     private final List<Consumer<TaskEvent>> listeners = new CopyOnWriteArrayList<>();
-    /** Task → its end recorded by its worker, while the report has not come (when it is due). */
-    private final ConcurrentHashMap<String, EndWithoutReport> endsAwaitingReport = new ConcurrentHashMap<>();
-    /** Task → when its worker's report came, while the event of its end has not (nanoTime). */
-    private final ConcurrentHashMap<String, Long> reportsAwaitingEnd = new ConcurrentHashMap<>();
-    private final long reportGraceMillis;
     private final long sweepMillis;
     private EventSubscription subscription;
     private final java.util.concurrent.atomic.AtomicLong gaps = new java.util.concurrent.atomic.AtomicLong();
     /** Tasks whose re-read after a gap failed (Redis away): the sweep asks again. */
     private final java.util.Set<String> resultRechecks = ConcurrentHashMap.newKeySet();
     private final java.util.Set<String> logRechecks = ConcurrentHashMap.newKeySet();
-    /** Tasks whose log has a check scheduled by {@link #checkLogOfEnded}. */
-    private final java.util.Set<String> endChecks = ConcurrentHashMap.newKeySet();
     /** Set by {@link #close()}: results waited on from then on fail at once. */
     private volatile boolean closed;
-    /** When {@link #start()} ran (wall clock, ms). */
-    private volatile long startedAtMillis;
-
-    private record EndWithoutReport(long dueNanos, String finalState, String reason) {
-    }
 
     public TaskWatcher(LeaseCore core, Dispatcher dispatcher, TaskLogManager logs) {
         this.core = core;
         this.dispatcher = dispatcher;
         this.logs = logs;
-        this.reportGraceMillis = 2 * core.getOptions().getTaskLease().toMillis();
-        this.sweepMillis = Math.max(10, Math.min(1_000, reportGraceMillis / 10));
+        this.sweepMillis = Math.max(10, Math.min(1_000, core.getOptions().getTaskLease().toMillis() / 5));
     }
 
     /** Starts following new events. */
     public void start() {
-        startedAtMillis = System.currentTimeMillis();
         timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
         subscription = core.subscribe("$", this::onEvent);
     }
 
-    /**
-     * Notes that a worker reported the end of a task's attempt (a final status, not FENCED), so
-     * its log needs no ending by the watcher. Never blocks; called on event loops.
-     */
-    public void reportArrived(String taskId) {
-        if (endsAwaitingReport.remove(taskId) == null) {
-            reportsAwaitingEnd.put(taskId, System.nanoTime());
-            // The event may have come in between: then whichever side sees the other removes both.
-            if (endsAwaitingReport.remove(taskId) != null) {
-                reportsAwaitingEnd.remove(taskId);
-            }
-        }
-    }
-
-    /** Returns how many ends wait for their report and reports for their end. For tests. */
-    int[] unpaired() {
-        return new int[] {endsAwaitingReport.size(), reportsAwaitingEnd.size()};
-    }
-
-    private void endedByWorker(String taskId, String finalState, String reason) {
-        if (reportsAwaitingEnd.remove(taskId) == null) {
-            endsAwaitingReport.put(taskId, new EndWithoutReport(
-                    System.nanoTime() + reportGraceMillis * 1_000_000, finalState, reason));
-            if (reportsAwaitingEnd.remove(taskId) != null) {
-                endsAwaitingReport.remove(taskId);
-            }
-        }
-    }
-
-    /**
-     * Ends the logs of tasks whose report is overdue; forgets reports whose event never came;
-     * re-reads the tasks whose re-read after a gap failed.
-     */
+    /** Re-reads the tasks whose re-read after a gap failed. */
     private void sweep() {
         for (String taskId : resultRechecks) {
             if (resultRechecks.remove(taskId)) {
@@ -129,30 +80,6 @@ public final class TaskWatcher implements AutoCloseable {
                 recheckLog(taskId);
             }
         }
-        long now = System.nanoTime();
-        endsAwaitingReport.forEach((taskId, end) -> {
-            if (now - end.dueNanos() >= 0 && endsAwaitingReport.remove(taskId, end)) {
-                String reason = "no report from the worker within " + reportGraceMillis + " ms after " + end.reason();
-                // The record tells how many lines the attempt printed: a log that holds them all
-                // lacks only the report (its worker died just after recording the end) and is
-                // completed; without the record it is ended as incomplete.
-                core.getTask(taskId).whenComplete((record, error) -> {
-                    TaskRecord task = error == null ? record.orElse(null) : null;
-                    if (task == null) {
-                        logs.abandon(taskId, end.finalState(), reason);
-                    } else {
-                        logs.abandon(taskId, end.finalState(), reason, task.getEpoch(), task.getLogLines());
-                    }
-                });
-            }
-        });
-        // A report for an end this master never sees as an event (it started after the end, or a
-        // worker resent a report already paired): kept as long as an end waits for a report.
-        reportsAwaitingEnd.forEach((taskId, at) -> {
-            if (now - at >= reportGraceMillis * 1_000_000) {
-                reportsAwaitingEnd.remove(taskId, at);
-            }
-        });
     }
 
     public void addListener(Consumer<TaskEvent> listener) {
@@ -203,9 +130,8 @@ public final class TaskWatcher implements AutoCloseable {
      * Events this master had not read were trimmed from the stream: the ends among them would
      * leave result futures waiting and logs open for good. So it re-reads the record of every task
      * it waits on, and of every task whose log attempt it holds unended: an ended one completes
-     * its futures and, should its worker's report not come within the grace, has its log ended as
-     * an end by its worker would; and since QUEUED events may be among the lost, a dispatch round
-     * runs.
+     * its futures and has its log ended as the end's event would have; and since QUEUED events
+     * may be among the lost, a dispatch round runs.
      */
     private void onGap(TaskEvent event) {
         log.warn("task events after {} (up to {}) were trimmed from the stream before this master read them;"
@@ -243,36 +169,26 @@ public final class TaskWatcher implements AutoCloseable {
     }
 
     /**
-     * A task that may have ended without this master hearing of it: once its worker's report can
-     * no longer be coming, ends its log here (marked incomplete) if the log still waits for an
-     * end: a started attempt not ended and no completion waiting for lines, or nothing here at all
-     * while the record says the attempt printed lines (with none printed, or not known, a
-     * follower's own record lookup ends it). "No longer coming" is the report grace after the
-     * later of the end (the record's time, Redis's clock; a local clock ahead of it shortens the
-     * wait by the difference) and this watcher's start: a worker keeps its report until a master
-     * takes it, so after an outage of every master the grace counts from this one's start.
-     * Without the pairing maps, so a report that comes meanwhile completes the log first; repeated
-     * calls neither push the end back nor check twice.
+     * A task that may have ended without this master hearing of it: ends its log from the record
+     * as the end's event would have. A record that names the line its last attempt's log ends at
+     * (its worker recorded the end) completes the log once it holds that line; one that does not
+     * ends a log that still waits for the attempt's end, marked incomplete. A task with no log
+     * here whose record says no line was printed needs nothing: its followers end from the record.
      */
     private void checkLogOfEnded(TaskRecord task, String reason) {
         String taskId = task.getTaskId();
-        if (!task.getState().isTerminal() || task.getAttempt() == 0 || !endChecks.add(taskId)) {
+        if (!task.getState().isTerminal() || task.getAttempt() == 0) {
             return;
         }
-        long from = Math.max(task.getUpdatedAtMillis(), startedAtMillis);
-        long delay = Math.max(0, from + reportGraceMillis - System.currentTimeMillis());
-        try {
-            timer.schedule(() -> logs.awaitsEnd(taskId).whenComplete((awaiting, error) -> {
-                endChecks.remove(taskId);
-                if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END
-                        || (awaiting == TaskLogManager.Awaiting.NO_LOG_HERE && task.getLogLines() > 0)) {
-                    logs.abandon(taskId, task.getState().name(), "no report from the worker within " + reportGraceMillis
-                            + " ms after " + reason, task.getEpoch(), task.getLogLines());
-                }
-            }), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
-            endChecks.remove(taskId);
+        if (task.getLogLines() >= 0) {
+            logs.complete(taskId, task.getEpoch(), task.getLogLines(), task.getState().name());
+            return;
         }
+        logs.awaitsEnd(taskId).thenAccept(awaiting -> {
+            if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END) {
+                logs.abandon(taskId, task.getState().name(), reason);
+            }
+        });
     }
 
     private static void recheckFailed(java.util.Set<String> retries, String taskId, Throwable error) {
@@ -285,9 +201,8 @@ public final class TaskWatcher implements AutoCloseable {
     /**
      * A follower was attached to a task's log. If the task has ended while its log here still
      * waits for the end (this master was not running when it ended, or missed the event while
-     * the log's state was not cached), the follower would wait for good: the log is ended once
-     * the worker's report can no longer be coming ({@link #checkLogOfEnded}). One record read per
-     * follow; never blocks.
+     * the log's state was not cached), the follower would wait for good: the log is ended from
+     * the record ({@link #checkLogOfEnded}). One record read per follow; never blocks.
      */
     public void followed(String taskId) {
         core.getTask(taskId).whenComplete((record, error) -> {
@@ -310,17 +225,13 @@ public final class TaskWatcher implements AutoCloseable {
             onGap(event);
         } else if (event.getKind() == TaskEvent.Kind.TASK) {
             TaskState to = event.getTo();
-            String via = event.getFields().getOrDefault("via", "");
+            String via = event.getVia();
             if (to != null && to.isTerminal()) {
                 String taskId = event.getTaskId();
-                String reason = event.getFields().getOrDefault("reason", "");
-                if (!"worker".equals(via)) {
-                    logs.abandon(taskId, to.name(), reason);
+                if ("worker".equals(via) && event.getLogLines() >= 0) {
+                    logs.complete(taskId, event.getEpoch(), event.getLogLines(), to.name());
                 } else {
-                    // The worker recorded the end in Redis and reports where the log ends; should
-                    // that report never come (the worker died just after), followers must still
-                    // end: the sweep sees to it.
-                    endedByWorker(taskId, to.name(), reason);
+                    logs.abandon(taskId, to.name(), event.getReason());
                 }
                 if (waiting.containsKey(taskId)) {
                     recheckResult(taskId);

@@ -23,10 +23,6 @@ import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.RejectReason;
-import io.rlscheduler.protocol.ReportResult;
-import io.rlscheduler.protocol.TaskReportStatus;
-import io.rlscheduler.protocol.TaskStatusAck;
-import io.rlscheduler.protocol.TaskStatusReport;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -139,8 +135,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             ctx.write(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build()); // flushed in channelReadComplete
         } else if (msg instanceof LogBatch batch) {
             onLogBatch(ctx, batch);
-        } else if (msg instanceof TaskStatusReport report) {
-            onStatus(ctx, report);
         } else if (msg instanceof ExecuteTaskAck ack) {
             if (!ack.getAccepted()) {
                 log.warn("worker {} refused task {} epoch {}: {} {}", worker.getWorkerId(), ack.getTaskId(),
@@ -312,41 +306,5 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setResend(true).build());
             }
         }, delay, TimeUnit.MILLISECONDS);
-    }
-
-    private void onStatus(ChannelHandlerContext ctx, TaskStatusReport report) {
-        if (!TaskIds.isValid(report.getTaskId())) {
-            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
-                    .setMessage("invalid task id").setOffendingType(MessageType.TASK_STATUS.getCode()).build());
-            return;
-        }
-        if (report.getLastLogSequence() < 0 || report.getEpoch() < 0) {
-            // uint64 fields beyond 2^63 - 1: no worker of ours sends them.
-            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
-                    .setMessage("epoch and last log sequence must be below 2^63").setTaskId(report.getTaskId())
-                    .setOffendingType(MessageType.TASK_STATUS.getCode()).build());
-            return;
-        }
-        TaskReportStatus status = report.getStatus();
-        if (status != TaskReportStatus.TASK_REPORT_STATUS_STARTED && status != TaskReportStatus.TASK_REPORT_STATUS_FENCED) {
-            // The worker has already recorded the outcome in Redis (fenced by epoch); here the
-            // report only tells the log manager where the attempt's log ends. A FENCED attempt
-            // ended without owning the task: the task goes on, and so does its log.
-            context.logs.complete(report.getTaskId(), report.getEpoch(), report.getLastLogSequence(), finalState(status));
-            context.watcher.reportArrived(report.getTaskId());
-            context.dispatcher.trigger();
-        }
-        // Flushed in channelReadComplete, with the other acknowledgements of the same read.
-        ctx.write(TaskStatusAck.newBuilder().setTaskId(report.getTaskId()).setEpoch(report.getEpoch())
-                .setStatus(status).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
-    }
-
-    private static String finalState(TaskReportStatus status) {
-        switch (status) {
-            case TASK_REPORT_STATUS_SUCCEEDED: return "SUCCEEDED";
-            case TASK_REPORT_STATUS_CANCELLED: return "CANCELLED";
-            case TASK_REPORT_STATUS_TIMED_OUT: return "TIMED_OUT";
-            default: return "FAILED";
-        }
     }
 }

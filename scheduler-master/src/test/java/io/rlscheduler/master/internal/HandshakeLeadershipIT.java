@@ -52,8 +52,7 @@ class HandshakeLeadershipIT {
             // Leading at the handshake's first look, deposed by its second.
             WorkerRegistry registry = new WorkerRegistry();
             Dispatcher dispatcher = new Dispatcher(core, () -> null, registry, starts -> { }, 16);
-            TaskWatcher watcher = new TaskWatcher(core, dispatcher, logs);
-            MasterContext context = new MasterContext("m1", SECRET, options, registry, dispatcher, logs, watcher, 10_000,
+            MasterContext context = new MasterContext("m1", SECRET, options, registry, dispatcher, logs, 10_000,
                     () -> looks.getAndIncrement() == 0 ? self : other);
             EmbeddedChannel channel = new EmbeddedChannel(new WorkerChannelHandler(context));
             Challenge challenge = channel.readOutbound();
@@ -73,7 +72,6 @@ class HandshakeLeadershipIT {
             });
             assertThat(channel.isOpen()).isFalse();
             assertThat(registry.size()).as("its close took it out of the registry").isZero();
-            watcher.close();
         }
     }
 }
