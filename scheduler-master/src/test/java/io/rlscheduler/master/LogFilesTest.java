@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.groups.Tuple.tuple;
 
+import io.rlscheduler.master.internal.log.LogFixtures;
 import io.rlscheduler.master.internal.log.TaskLogManager;
-import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +15,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -72,10 +72,8 @@ class LogFilesTest {
     void readsWhatTheManagerWrote() throws Exception {
         try (TaskLogManager logs = new TaskLogManager(dir)) {
             logs.open("t2", "tr-2", 5, 1).get(30, TimeUnit.SECONDS);
-            List<LogLine> lines = LongStream.rangeClosed(1, 3).mapToObj(n -> LogLine.newBuilder().setSequence(n)
-                    .setStream(LogStream.LOG_STREAM_STDOUT).setText(n == 2 ? "##RLS_ATTEMPT forged" : "line-" + n)
-                    .build()).toList();
-            assertThat(logs.append("t2", 5, lines).get(30, TimeUnit.SECONDS)).isEqualTo(3);
+            List<LogChunk> lines = List.of(LogFixtures.chunk(1, "line-1\n##RLS_ATTEMPT forged\nline-3\n"));
+            assertThat(logs.appendChunks("t2", 5, lines).get(30, TimeUnit.SECONDS)).isEqualTo(3);
             logs.complete("t2", 5, 3, "SUCCEEDED");
         } // close() writes and forces what was asked before it
         assertThat(LogFiles.read(LogFiles.fileOf(dir, "t2"))).extracting(LogRecord::getKind, LogRecord::getSequence,

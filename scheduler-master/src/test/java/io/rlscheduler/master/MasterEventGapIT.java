@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.master.internal.log.LogFixtures;
 import io.rlscheduler.testkit.Gate;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
@@ -97,10 +98,8 @@ class MasterEventGapIT {
             try (io.rlscheduler.master.internal.log.TaskLogManager earlier =
                          new io.rlscheduler.master.internal.log.TaskLogManager(dir.resolve("logs"))) {
                 earlier.open("t1", "trace-1", a.getEpoch(), a.getAttempt()).get(10, TimeUnit.SECONDS);
-                List<io.rlscheduler.protocol.LogLine> lines = List.of(1L, 2L).stream().map(n -> io.rlscheduler.protocol.LogLine
-                        .newBuilder().setSequence(n).setStream(io.rlscheduler.protocol.LogStream.LOG_STREAM_STDOUT)
-                        .setText("line-" + n).build()).toList();
-                assertThat(earlier.append("t1", a.getEpoch(), lines).get(10, TimeUnit.SECONDS)).isEqualTo(2);
+                assertThat(earlier.appendChunks("t1", a.getEpoch(), LogFixtures.lines(1, 2)).get(10, TimeUnit.SECONDS))
+                        .isEqualTo(2);
             }
             long ended = System.nanoTime();
             assertThat(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 2)

@@ -130,13 +130,13 @@ class TaskWatcherIT {
         // Found by the chaos run (seed 9001): a worker killed just after recording the end, its
         // report never sent, every line already in the log; marked incomplete after the grace.
         TaskLease all = running("all-lines");
-        assertThat(LogFixtures.await(logs.append("all-lines", all.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
+        assertThat(LogFixtures.await(logs.appendChunks("all-lines", all.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
         LogFollow allFollow = logs.follow("all-lines", record -> { });
         assertThat(core.finish(all, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 3).get(30, TimeUnit.SECONDS)
                 .isAccepted()).isTrue();
         // Lines missing: the worker recorded 5, the log holds 3.
         TaskLease some = running("some-lines");
-        assertThat(LogFixtures.await(logs.append("some-lines", some.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
+        assertThat(LogFixtures.await(logs.appendChunks("some-lines", some.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
         LogFollow someFollow = logs.follow("some-lines", record -> { });
         assertThat(core.finish(some, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 5).get(30, TimeUnit.SECONDS)
                 .isAccepted()).isTrue();
@@ -230,7 +230,7 @@ class TaskWatcherIT {
     void aFollowerOfALogWhoseTaskEndedWhileTheMasterWasDownEndsAfterTheReportGrace() throws Exception {
         TaskLease lease = running("t1");
         TaskLease stillRunning = running("t2");
-        assertThat(LogFixtures.await(logs.append("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        assertThat(LogFixtures.await(logs.appendChunks("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
         watcher.close();
         logs.close();
         long before = System.nanoTime();
@@ -283,7 +283,7 @@ class TaskWatcherIT {
     @Test
     void aMasterBackAfterALongOutageWaitsTheGraceFromItsStartForTheWorkersReport() throws Exception {
         TaskLease lease = running("t1");
-        assertThat(LogFixtures.await(logs.append("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        assertThat(LogFixtures.await(logs.appendChunks("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
         watcher.close();
         logs.close();
         finish(lease);

@@ -5,8 +5,6 @@ import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogChunks;
-import io.rlscheduler.protocol.LogLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -272,25 +270,6 @@ public final class TaskLogManager implements AutoCloseable {
             requireNotNegative(start.attempt(), "attempt");
         }
         stripes.openAll(starts);
-    }
-
-    /**
-     * Writes a batch of a task's output lines, given one message per line (protocol minor 0): as
-     * {@link #appendChunks} with the lines made into chunks ({@link LogChunks#fromLines}). Returns
-     * at once.
-     *
-     * @param taskId the task (as received from a worker: it is checked)
-     * @param epoch  the batch's lease epoch
-     * @param lines  the lines, in ascending sequence order (they are sorted if not)
-     * @return as {@link #appendChunks}
-     */
-    public CompletableFuture<Long> append(String taskId, long epoch, List<LogLine> lines) {
-        try {
-            Objects.requireNonNull(lines, "lines");
-        } catch (RuntimeException invalid) {
-            return CompletableFuture.failedFuture(invalid);
-        }
-        return appendChunks(taskId, epoch, LogChunks.fromLines(lines));
     }
 
     /**

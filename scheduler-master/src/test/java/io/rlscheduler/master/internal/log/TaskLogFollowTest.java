@@ -66,7 +66,7 @@ class TaskLogFollowTest {
         while (acked < TOTAL) {
             long from = Math.max(1, next - random.nextInt(6));
             long to = Math.min(TOTAL, next + random.nextInt(40));
-            acked = await(logs.append(taskId, epoch, lines(from, to)));
+            acked = await(logs.appendChunks(taskId, epoch, lines(from, to)));
             assertThat(acked).isEqualTo(to);
             next = acked + 1;
             if (!signalled && acked >= TOTAL / 2) {
@@ -127,7 +127,7 @@ class TaskLogFollowTest {
     void followingAFinishedTaskReplaysItThenEndsAtOnce() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 5)));
+        await(logs.appendChunks("t1", 7, lines(1, 5)));
         logs.complete("t1", 7, 5, "FAILED");
         Recorder recorder = new Recorder();
         LogRecord end = await(logs.follow("t1", recorder).whenEnded());
@@ -146,7 +146,7 @@ class TaskLogFollowTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         assertThat(follow.isEnded()).isFalse();
         assertThat(recorder.lines()).allSatisfy(line -> assertThat(line.getStream()).isEqualTo(
@@ -164,9 +164,9 @@ class TaskLogFollowTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         await(logs.open("t1", "tr", 9, 2));
-        await(logs.append("t1", 9, lines(1, 2)));
+        await(logs.appendChunks("t1", 9, lines(1, 2)));
         logs.complete("t1", 9, 2, "SUCCEEDED");
         LogRecord end = await(follow.whenEnded());
         List<String> seen = recorder.lines().stream()
@@ -180,14 +180,14 @@ class TaskLogFollowTest {
     void theEndWaitsForLinesStillMissing() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         logs.complete("t1", 7, 5, "SUCCEEDED");
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !follow.isEnded());
 
-        assertThat(await(logs.append("t1", 7, lines(4, 5)))).isEqualTo(5);
+        assertThat(await(logs.appendChunks("t1", 7, lines(4, 5)))).isEqualTo(5);
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 5));
         assertThat(end.isComplete()).isTrue();
@@ -198,7 +198,7 @@ class TaskLogFollowTest {
     void abandonEndsFollowersAtOnceMarkedIncomplete() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         logs.complete("t1", 7, 10, "SUCCEEDED");
@@ -274,7 +274,7 @@ class TaskLogFollowTest {
         Recorder good = new Recorder();
         LogFollow goodFollow = logs.follow("t1", good);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 100)));
+        await(logs.appendChunks("t1", 7, lines(1, 100)));
         logs.complete("t1", 7, 100, "SUCCEEDED");
         await(goodFollow.whenEnded());
         LogRecord end = await(throwing.whenEnded());
@@ -287,14 +287,14 @@ class TaskLogFollowTest {
     void closingAFollowEndsItWithOneEndOfStream() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
         follow.close();
         follow.close();
         LogRecord end = await(follow.whenEnded());
-        await(logs.append("t1", 7, lines(3, 4)));
+        await(logs.appendChunks("t1", 7, lines(3, 4)));
         logs.complete("t1", 7, 4, "SUCCEEDED");
         Recorder other = new Recorder();
         await(logs.follow("t1", other).whenEnded());
@@ -309,7 +309,7 @@ class TaskLogFollowTest {
     void aConsumerMayCloseItsOwnFollow() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 50)));
+        await(logs.appendChunks("t1", 7, lines(1, 50)));
         Recorder recorder = new Recorder();
         AtomicReference<LogFollow> self = new AtomicReference<>();
         CountDownLatch subscribed = new CountDownLatch(1);
@@ -335,7 +335,7 @@ class TaskLogFollowTest {
     void closingTheManagerEndsEveryFollower() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         Recorder running = new Recorder();
         LogFollow runningFollow = logs.follow("t1", running);
         Recorder waiting = new Recorder();

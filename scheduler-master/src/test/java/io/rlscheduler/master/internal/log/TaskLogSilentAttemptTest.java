@@ -106,7 +106,7 @@ class TaskLogSilentAttemptTest {
         assertThat(lateEnd).isEqualTo(end);
         assertThat(late.onlyEnd()).isSameAs(lateEnd);
         // A line resent after the end is beyond the attempt's last: nothing is written.
-        assertThat(await(logs.append("t1", 7, lines(1, 1)))).isZero();
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 1)))).isZero();
         assertThat(dir.resolve("t1.log")).doesNotExist();
         assertThat(forced).isEmpty();
         assertThat(lookups).as("the state was known: no lookup").isEmpty();
@@ -134,7 +134,7 @@ class TaskLogSilentAttemptTest {
         LogFollow follow = logs.follow("t2", recorder);
         lookupOf("t2").complete(null);
         await(logs.open("t2", "tr", 7, 1));
-        await(logs.append("t2", 7, lines(1, 2)));
+        await(logs.appendChunks("t2", 7, lines(1, 2)));
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
         assertThat(follow.isEnded()).isFalse();
         logs.complete("t2", 7, 2, "FAILED");
@@ -150,12 +150,12 @@ class TaskLogSilentAttemptTest {
         LogFollow follow = logs.follow("t3", recorder);
         CompletableFuture<Recorded> lookup = lookupOf("t3");
         // The batch asks the record too (the manager knows nothing of the task), and is written once it answers.
-        CompletableFuture<Long> first = logs.append("t3", 7, lines(1, 1));
+        CompletableFuture<Long> first = logs.appendChunks("t3", 7, lines(1, 1));
         lookupOf("t3", 1).complete(running(7, 1, "tr"));
         assertThat(await(first)).isEqualTo(1);
         lookup.complete(silent(LogRecord.endOfStream("t3", 1, 7, "SUCCEEDED", true, null))); // stale by now
         // Queued behind the lookup's answer on the one I/O thread: handled after it.
-        assertThat(await(logs.append("t3", 7, lines(2, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("t3", 7, lines(2, 2)))).isEqualTo(2);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
         assertThat(follow.isEnded()).isFalse();
         logs.complete("t3", 7, 2, "SUCCEEDED");
@@ -188,7 +188,7 @@ class TaskLogSilentAttemptTest {
         LogRecord end = LogFixtures.await(logs.follow("t8", recorder).whenEnded());
         assertThat(end).isEqualTo(told);
         // The record's end stays known here: a resent batch of an older attempt is stale without another lookup.
-        assertThat(await(logs.append("t8", 5, lines(1, 1)))).isEqualTo(-1);
+        assertThat(await(logs.appendChunks("t8", 5, lines(1, 1)))).isEqualTo(-1);
         assertThat(dir.resolve("t8.log")).doesNotExist();
         assertThat(forced).isEmpty();
         assertThat(lookupsOf("t8")).isEqualTo(1);
@@ -211,7 +211,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void aTaskWhoseRecordEndedWithoutItsLogsEndIsEndedIncompleteAndItsLinesStillWritten() {
         start(1024);
-        CompletableFuture<Long> batch = logs.append("t21", 7, lines(1, 1));
+        CompletableFuture<Long> batch = logs.appendChunks("t21", 7, lines(1, 1));
         LogRecord told = LogRecord.endOfStream("t21", 1, 7, "FAILED", false, "reaped");
         lookupOf("t21").complete(new Recorded(7, 1, "trace-21", told));
         assertThat(await(batch)).isEqualTo(1);
@@ -238,8 +238,8 @@ class TaskLogSilentAttemptTest {
     @Test
     void aLookupThatReturnsNullCountsAsFailed() {
         start(1024);
-        assertThat(await(logs.append("null-1", 7, lines(1, 1)))).isEqualTo(1);
-        assertThat(await(logs.append("null-1", 7, lines(2, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("null-1", 7, lines(1, 1)))).isEqualTo(1);
+        assertThat(await(logs.appendChunks("null-1", 7, lines(2, 2)))).isEqualTo(2);
     }
 
     @Test
@@ -261,7 +261,7 @@ class TaskLogSilentAttemptTest {
     void anAttemptWithoutLinesAfterOneThatPrintedIsWrittenDown() {
         start(1024);
         await(logs.open("t5", "tr", 7, 1));
-        await(logs.append("t5", 7, lines(1, 2)));
+        await(logs.appendChunks("t5", 7, lines(1, 2)));
         logs.complete("t5", 7, 2, "FAILED");
         await(logs.open("t5", "tr", 9, 2));
         LogFollow follow = logs.follow("t5", new Recorder());
@@ -279,12 +279,12 @@ class TaskLogSilentAttemptTest {
         await(logs.open("a", "trace-a", 7, 3));
         await(logs.open("b", "trace-b", 8, 1)); // a is dropped: its marker goes to the file
         assertThat(fileLines(dir.resolve("a.log"))).containsExactly("TRACE_ID:trace-a", "##RLS_ATTEMPT attempt=3 epoch=7");
-        assertThat(await(logs.append("a", 7, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("a", 7, lines(1, 2)))).isEqualTo(2);
         assertThat(fileLines(dir.resolve("a.log"))).containsExactly("TRACE_ID:trace-a", "##RLS_ATTEMPT attempt=3 epoch=7",
                 "line-1", "line-2");
         // b was dropped in turn, its marker written: its end then goes after it, as for any file.
         logs.complete("b", 8, 0, "SUCCEEDED");
-        await(logs.append("a", 7, lines(3, 3)));
+        await(logs.appendChunks("a", 7, lines(3, 3)));
         assertThat(fileLines(dir.resolve("b.log"))).containsExactly("TRACE_ID:trace-b", "##RLS_ATTEMPT attempt=1 epoch=8",
                 "##RLS_END state=SUCCEEDED complete=true last=0");
     }
@@ -307,7 +307,7 @@ class TaskLogSilentAttemptTest {
         logs.complete("t10", 9, 0, "SUCCEEDED");
         await(logs.open("other", "tr", 5, 1)); // t10's state is dropped: nothing of it is left here
         // Attempt 1 (epoch 7) ran on a worker cut off from the master, which now resends its lines and end.
-        CompletableFuture<Long> resent = logs.append("t10", 7, lines(1, 2));
+        CompletableFuture<Long> resent = logs.appendChunks("t10", 7, lines(1, 2));
         LogRecord told = LogRecord.endOfStream("t10", 2, 9, "SUCCEEDED", true, null);
         lookupOf("t10").complete(silent(told));
         assertThat(await(resent)).as("stale").isEqualTo(-1);
@@ -323,8 +323,8 @@ class TaskLogSilentAttemptTest {
     @Test
     void aRestartedManagerStartsTheRecordsNewestAttemptSoThatOlderBatchesAreStale() {
         start(1024);
-        CompletableFuture<Long> old = logs.append("t11", 7, lines(1, 1));
-        CompletableFuture<Long> current = logs.append("t11", 9, lines(1, 2));
+        CompletableFuture<Long> old = logs.appendChunks("t11", 7, lines(1, 1));
+        CompletableFuture<Long> current = logs.appendChunks("t11", 9, lines(1, 2));
         lookupOf("t11").complete(running(9, 2, "trace-11"));
         assertThat(await(old)).isEqualTo(-1);
         assertThat(await(current)).isEqualTo(2);
@@ -339,9 +339,9 @@ class TaskLogSilentAttemptTest {
     @Test
     void everyOperationOnATaskWaitsInOrderForItsLookup() {
         start(1024);
-        CompletableFuture<Long> first = logs.append("t12", 7, lines(1, 1));
+        CompletableFuture<Long> first = logs.appendChunks("t12", 7, lines(1, 1));
         CompletableFuture<Void> open = logs.open("t12", "tr", 9, 2);
-        CompletableFuture<Long> afterOpen = logs.append("t12", 7, lines(2, 2));
+        CompletableFuture<Long> afterOpen = logs.appendChunks("t12", 7, lines(2, 2));
         CompletableFuture<Recorded> lookup = lookupOf("t12");
         await(logs.open("t13", "tr", 1, 1)); // the one I/O thread has handled all of the above
         assertThat(first).isNotDone();
@@ -358,7 +358,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void aBatchIsWrittenWhenTheLookupFails() {
         start(1024);
-        CompletableFuture<Long> batch = logs.append("t14", 7, lines(1, 2));
+        CompletableFuture<Long> batch = logs.appendChunks("t14", 7, lines(1, 2));
         lookupOf("t14").completeExceptionally(new IllegalStateException("Redis is away"));
         assertThat(await(batch)).isEqualTo(2);
         assertThat(fileLines(dir.resolve("t14.log"))).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7",
@@ -368,7 +368,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void closeRunsTheOperationsWaitingForALookup() {
         start(1024);
-        CompletableFuture<Long> batch = logs.append("t15", 7, lines(1, 1));
+        CompletableFuture<Long> batch = logs.appendChunks("t15", 7, lines(1, 1));
         lookupOf("t15");
         logs.close();
         assertThat(await(batch)).isEqualTo(1);
