@@ -236,12 +236,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setMessage("invalid task id").setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
-        if (hasLines(batch)) {
-            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
-                    .setMessage("a log batch carries chunks, not lines").setTaskId(batch.getTaskId())
-                    .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
-            return;
-        }
         if (batch.getAcknowledged() < 0) {
             // uint64 beyond 2^63 - 1: no worker of ours sends it.
             ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
@@ -284,12 +278,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             }
         });
-    }
-
-    /** Whether the batch carries lines in the deprecated one-message-per-line form, which is refused. */
-    @SuppressWarnings("deprecation")
-    private static boolean hasLines(LogBatch batch) {
-        return batch.getLinesCount() > 0;
     }
 
     /**
