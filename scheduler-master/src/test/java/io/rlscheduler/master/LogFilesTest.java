@@ -7,7 +7,6 @@ import static org.assertj.core.groups.Tuple.tuple;
 import io.rlscheduler.master.internal.log.LogFixtures;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -57,7 +56,7 @@ class LogFilesTest {
                 .as("an escaped line is read back as printed").containsExactly("one",
                         "##RLS_END state=SUCCEEDED complete=true last=1", "late", "again");
         assertThat(records).allSatisfy(r -> assertThat(r.getTaskId()).isEqualTo("t1"));
-        assertThat(records).allSatisfy(r -> assertThat(r.getStream()).isEqualTo(LogStream.LOG_STREAM_UNSPECIFIED));
+        assertThat(records).allSatisfy(r -> assertThat(r.getStream()).isEqualTo(LogRecord.Stream.UNKNOWN));
         LogRecord abandoned = records.get(2);
         assertThat(abandoned.getFinalState()).isEqualTo("FAILED");
         assertThat(abandoned.isComplete()).isFalse();

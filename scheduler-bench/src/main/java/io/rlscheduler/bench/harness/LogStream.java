@@ -525,7 +525,7 @@ public final class LogStream implements EndToEndBenchmark {
                 fail("expected line " + next + " of attempt 1, got " + r);
                 return;
             }
-            if (r.getStream() == io.rlscheduler.protocol.LogStream.LOG_STREAM_UNSPECIFIED) {
+            if (r.getStream() == LogRecord.Stream.UNKNOWN) {
                 readBack++; // fell behind: read back from the file
             } else {
                 live++;

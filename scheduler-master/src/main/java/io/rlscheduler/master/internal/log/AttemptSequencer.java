@@ -264,7 +264,7 @@ final class AttemptSequencer {
             int blockStart = out.size();
             int lines = out.copyLines(bytes, pos, n, limit - last);
             if (blocks != null) {
-                blocks.add(new LiveBlock(st.attempt(), st.epoch(), chunk.getStreamValue(), last + 1, lines,
+                blocks.add(new LiveBlock(st.attempt(), st.epoch(), LiveBlock.streamOf(chunk.getStream()), last + 1, lines,
                         out.copy(blockStart, out.size()), st.length + blockStart));
             }
             last += lines;

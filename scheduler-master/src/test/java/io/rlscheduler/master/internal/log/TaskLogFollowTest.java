@@ -9,7 +9,6 @@ import static org.awaitility.Awaitility.await;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
-import io.rlscheduler.protocol.LogStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -134,7 +133,7 @@ class TaskLogFollowTest {
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 5));
         assertThat(recorder.lines()).allSatisfy(
                 line -> assertThat(line.getStream()).as("replayed lines have no stream").isEqualTo(
-                        LogStream.LOG_STREAM_UNSPECIFIED));
+                        LogRecord.Stream.UNKNOWN));
         assertThat(recorder.onlyEnd()).isSameAs(end);
         assertThat(end.getFinalState()).isEqualTo("FAILED");
         assertThat(end.isComplete()).isTrue();
@@ -150,7 +149,7 @@ class TaskLogFollowTest {
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         assertThat(follow.isEnded()).isFalse();
         assertThat(recorder.lines()).allSatisfy(line -> assertThat(line.getStream()).isEqualTo(
-                LogStream.LOG_STREAM_STDOUT));
+                LogRecord.Stream.STDOUT));
         assertThat(recorder.threadName).startsWith("rls-log-follow-");
         logs.complete("t1", 7, 3, "SUCCEEDED");
         await(follow.whenEnded());

@@ -170,7 +170,7 @@ class TaskLogManagerTest {
         assertThat(lines).extracting(LogRecord::getSequence).containsExactly(1L, 2L, 3L);
         assertThat(lines).extracting(LogRecord::getEpoch).containsOnly(7L);
         assertThat(lines).as("live lines keep their stream").extracting(LogRecord::getStream)
-                .containsExactly(LogStream.LOG_STREAM_STDOUT, LogStream.LOG_STREAM_STDOUT, LogStream.LOG_STREAM_STDERR);
+                .containsExactly(LogRecord.Stream.STDOUT, LogRecord.Stream.STDOUT, LogRecord.Stream.STDERR);
     }
 
     @Test
