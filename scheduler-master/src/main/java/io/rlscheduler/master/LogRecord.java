@@ -1,5 +1,6 @@
 package io.rlscheduler.master;
 
+import io.rlscheduler.core.TaskState;
 import java.util.Objects;
 
 /**
@@ -43,12 +44,12 @@ public final class LogRecord {
     private final long sequence;
     private final Stream stream;
     private final String text;
-    private final String finalState;
+    private final TaskState finalState;
     private final boolean complete;
     private final String note;
 
     private LogRecord(Kind kind, String taskId, int attempt, long epoch, long sequence, Stream stream,
-            String text, String finalState, boolean complete, String note) {
+            String text, TaskState finalState, boolean complete, String note) {
         this.kind = kind;
         this.taskId = Objects.requireNonNull(taskId, "taskId");
         this.attempt = attempt;
@@ -83,12 +84,12 @@ public final class LogRecord {
      * @param taskId     the task; must not be null
      * @param attempt    the attempt that ended, 0 when not known
      * @param epoch      its lease epoch, -1 when not known
-     * @param finalState the state the task ended in ("SUCCEEDED", ...), or null when the stream
+     * @param finalState the state the task ended in (a terminal state), or null when the stream
      *                   ended for another reason (follow closed, manager shut down)
      * @param complete   whether every line of the attempt is known to have been delivered
      * @param note       why the log may be incomplete, or null
      */
-    public static LogRecord endOfStream(String taskId, int attempt, long epoch, String finalState,
+    public static LogRecord endOfStream(String taskId, int attempt, long epoch, TaskState finalState,
             boolean complete, String note) {
         return new LogRecord(Kind.END_OF_STREAM, taskId, attempt, epoch, 0, Stream.UNKNOWN, null,
                 finalState, complete, note);
@@ -147,11 +148,12 @@ public final class LogRecord {
     }
 
     /**
-     * Returns the state the task ended in, as reported ("SUCCEEDED", "FAILED", ...), for an
-     * END_OF_STREAM that marks the task's end; null for LINE records and for a stream that ended
-     * because the follow was closed or the log manager shut down.
+     * Returns the state the task ended in ({@link TaskState#SUCCEEDED}, {@link TaskState#FAILED},
+     * ...), for an END_OF_STREAM that marks the task's end; null for LINE records, for a stream that
+     * ended because the follow was closed or the log manager shut down, and for an end in a log
+     * file that names no state.
      */
-    public String getFinalState() {
+    public TaskState getFinalState() {
         return finalState;
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.groups.Tuple.tuple;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.internal.log.LogFixtures;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.LogChunk;
@@ -58,11 +59,11 @@ class LogFilesTest {
         assertThat(records).allSatisfy(r -> assertThat(r.getTaskId()).isEqualTo("t1"));
         assertThat(records).allSatisfy(r -> assertThat(r.getStream()).isEqualTo(LogRecord.Stream.UNKNOWN));
         LogRecord abandoned = records.get(2);
-        assertThat(abandoned.getFinalState()).isEqualTo("FAILED");
+        assertThat(abandoned.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(abandoned.isComplete()).isFalse();
         assertThat(abandoned.getNote()).isEqualTo("worker gone");
         LogRecord completed = records.get(5);
-        assertThat(completed.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(completed.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(completed.isComplete()).isTrue();
         assertThat(completed.getNote()).isNull();
     }
@@ -73,14 +74,14 @@ class LogFilesTest {
             logs.open("t2", "tr-2", 5, 1).get(30, TimeUnit.SECONDS);
             List<LogChunk> lines = List.of(LogFixtures.chunk(1, "line-1\n##RLS_ATTEMPT forged\nline-3\n"));
             assertThat(logs.appendChunks("t2", 5, lines).get(30, TimeUnit.SECONDS)).isEqualTo(3);
-            logs.complete("t2", 5, 3, "SUCCEEDED");
+            logs.complete("t2", 5, 3, TaskState.SUCCEEDED);
         } // close() writes and forces what was asked before it
         assertThat(LogFiles.read(LogFiles.fileOf(dir, "t2"))).extracting(LogRecord::getKind, LogRecord::getSequence,
                 LogRecord::getText, LogRecord::getFinalState).containsExactly(
                         tuple(LogRecord.Kind.LINE, 1L, "line-1", null),
                         tuple(LogRecord.Kind.LINE, 2L, "##RLS_ATTEMPT forged", null),
                         tuple(LogRecord.Kind.LINE, 3L, "line-3", null),
-                        tuple(LogRecord.Kind.END_OF_STREAM, 0L, null, "SUCCEEDED"));
+                        tuple(LogRecord.Kind.END_OF_STREAM, 0L, null, TaskState.SUCCEEDED));
     }
 
     @Test

@@ -117,7 +117,7 @@ class MasterEventGapIT {
                 // missing, so the log is completed (with a line missing it would end incomplete;
                 // TaskWatcherIT covers both).
                 assertThat(end.isComplete()).isTrue();
-                assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+                assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
                 assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
             }
         } finally {

@@ -67,7 +67,7 @@ public final class TaskWatcher implements AutoCloseable {
     /** When {@link #start()} ran (wall clock, ms). */
     private volatile long startedAtMillis;
 
-    private record EndWithoutReport(long dueNanos, String finalState, String reason) {
+    private record EndWithoutReport(long dueNanos, TaskState finalState, String reason) {
     }
 
     public TaskWatcher(LeaseCore core, Dispatcher dispatcher, TaskLogManager logs) {
@@ -104,7 +104,7 @@ public final class TaskWatcher implements AutoCloseable {
         return new int[] {endsAwaitingReport.size(), reportsAwaitingEnd.size()};
     }
 
-    private void endedByWorker(String taskId, String finalState, String reason) {
+    private void endedByWorker(String taskId, TaskState finalState, String reason) {
         if (reportsAwaitingEnd.remove(taskId) == null) {
             endsAwaitingReport.put(taskId, new EndWithoutReport(
                     System.nanoTime() + reportGraceMillis * 1_000_000, finalState, reason));
@@ -266,7 +266,7 @@ public final class TaskWatcher implements AutoCloseable {
                 endChecks.remove(taskId);
                 if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END
                         || (awaiting == TaskLogManager.Awaiting.NO_LOG_HERE && task.getLogLines() > 0)) {
-                    logs.abandon(taskId, task.getState().name(), "no report from the worker within " + reportGraceMillis
+                    logs.abandon(taskId, task.getState(), "no report from the worker within " + reportGraceMillis
                             + " ms after " + reason, task.getEpoch(), task.getLogLines());
                 }
             }), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -315,12 +315,12 @@ public final class TaskWatcher implements AutoCloseable {
                 String taskId = event.getTaskId();
                 String reason = event.getFields().getOrDefault("reason", "");
                 if (!"worker".equals(via)) {
-                    logs.abandon(taskId, to.name(), reason);
+                    logs.abandon(taskId, to, reason);
                 } else {
                     // The worker recorded the end in Redis and reports where the log ends; should
                     // that report never come (the worker died just after), followers must still
                     // end: the sweep sees to it.
-                    endedByWorker(taskId, to.name(), reason);
+                    endedByWorker(taskId, to, reason);
                 }
                 if (waiting.containsKey(taskId)) {
                     recheckResult(taskId);

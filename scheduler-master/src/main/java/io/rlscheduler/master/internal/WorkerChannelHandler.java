@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.Challenge;
 import io.rlscheduler.protocol.ErrorCode;
@@ -329,12 +330,12 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                 .setStatus(status).setResult(ReportResult.REPORT_RESULT_ACCEPTED).build());
     }
 
-    private static String finalState(TaskReportStatus status) {
+    private static TaskState finalState(TaskReportStatus status) {
         switch (status) {
-            case TASK_REPORT_STATUS_SUCCEEDED: return "SUCCEEDED";
-            case TASK_REPORT_STATUS_CANCELLED: return "CANCELLED";
-            case TASK_REPORT_STATUS_TIMED_OUT: return "TIMED_OUT";
-            default: return "FAILED";
+            case TASK_REPORT_STATUS_SUCCEEDED: return TaskState.SUCCEEDED;
+            case TASK_REPORT_STATUS_CANCELLED: return TaskState.CANCELLED;
+            case TASK_REPORT_STATUS_TIMED_OUT: return TaskState.TIMED_OUT;
+            default: return TaskState.FAILED;
         }
     }
 }

@@ -120,7 +120,7 @@ class TaskWatcherIT {
         assertThat(System.nanoTime() - before).as("not before twice the task lease")
                 .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
         assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.getNote()).contains("no report from the worker within 1000 ms");
         assertThat(watcher.unpaired()).containsExactly(0, 0);
     }
@@ -143,7 +143,7 @@ class TaskWatcherIT {
 
         LogRecord allEnd = LogFixtures.await(allFollow.whenEnded());
         assertThat(allEnd.isComplete()).isTrue();
-        assertThat(allEnd.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(allEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         LogRecord someEnd = LogFixtures.await(someFollow.whenEnded());
         assertThat(someEnd.isComplete()).isFalse();
         assertThat(someEnd.getNote()).contains("no report from the worker within 1000 ms");
@@ -155,7 +155,7 @@ class TaskWatcherIT {
     void aReportPairsWithItsEndInEitherOrderAndLeavesNothingToSweep() throws Exception {
         // Report first (the worker's report overtook the event).
         TaskLease first = running("t1");
-        logs.complete("t1", first.getEpoch(), 0, "SUCCEEDED");
+        logs.complete("t1", first.getEpoch(), 0, TaskState.SUCCEEDED);
         watcher.reportArrived("t1");
         assertThat(watcher.unpaired()).containsExactly(0, 1);
         finish(first);
@@ -167,7 +167,7 @@ class TaskWatcherIT {
         finish(second);
         await().atMost(WAIT).until(() -> seen.contains("t2:" + TaskState.SUCCEEDED));
         assertThat(watcher.unpaired()).containsExactly(1, 0);
-        logs.complete("t2", second.getEpoch(), 0, "SUCCEEDED");
+        logs.complete("t2", second.getEpoch(), 0, TaskState.SUCCEEDED);
         watcher.reportArrived("t2");
         assertThat(watcher.unpaired()).containsExactly(0, 0);
 
@@ -213,7 +213,7 @@ class TaskWatcherIT {
         assertThat(System.nanoTime() - ended).as("after the report's grace from the end, twice the task lease")
                 .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000 - 50)); // the record's time is Redis's
         assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.getNote()).contains("no report from the worker within 1000 ms after its end, whose event this"
                 + " master missed");
         assertThat(watcher.unpaired()).containsExactly(0, 0);
@@ -261,12 +261,12 @@ class TaskWatcherIT {
         assertThat(System.nanoTime() - before).as("after the report's grace from the end, twice the task lease")
                 .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000 - 50)); // the record's time is Redis's
         assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.getNote()).contains("which this master did not see");
         assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
         LogRecord elsewhereEnd = LogFixtures.await(elsewhere.whenEnded());
         assertThat(elsewhereEnd.isComplete()).as("its 5 lines are not here").isFalse();
-        assertThat(elsewhereEnd.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(elsewhereEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(LogFixtures.await(logs.awaitsEnd("t1"))).isEqualTo(TaskLogManager.Awaiting.NOTHING);
         await().during(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(5))
                 .until(() -> !running.whenEnded().isDone()); // t2 still runs: past its own grace, not ended
@@ -297,10 +297,10 @@ class TaskWatcherIT {
         LogFollow follow = logs.follow("t1", record -> { });
         watcher.followed("t1");
         await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(5)).until(() -> !follow.whenEnded().isDone());
-        logs.complete("t1", lease.getEpoch(), 2, "SUCCEEDED"); // the worker's report, resent on reconnecting
+        logs.complete("t1", lease.getEpoch(), 2, TaskState.SUCCEEDED); // the worker's report, resent on reconnecting
 
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.isComplete()).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
     }
 }

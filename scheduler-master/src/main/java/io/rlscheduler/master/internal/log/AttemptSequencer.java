@@ -1,6 +1,7 @@
 package io.rlscheduler.master.internal.log;
 
 import com.google.protobuf.ByteString;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogChunks;
@@ -78,7 +79,7 @@ final class AttemptSequencer {
     }
 
     /** Records the end its worker reported, as {@link TaskLogManager#complete} asks. */
-    void complete(TaskLogState st, long epoch, long lastSequence, String finalState) throws IOException {
+    void complete(TaskLogState st, long epoch, long lastSequence, TaskState finalState) throws IOException {
         if (epoch < st.epoch()) {
             log.debug("task {}: completion for epoch {} older than {}: stale, ignored", st.taskId, epoch, st.epoch());
             return;
@@ -94,7 +95,8 @@ final class AttemptSequencer {
     }
 
     /** Ends the attempt without its worker's report, as {@link TaskLogManager#abandon} asks; ignored once it ended. */
-    void abandon(TaskLogState st, String finalState, String note, long epoch, long recordedLines) throws IOException {
+    void abandon(TaskLogState st, TaskState finalState, String note, long epoch, long recordedLines)
+            throws IOException {
         if (st.phase() == LogPhase.ENDED) {
             return;
         }
@@ -144,7 +146,7 @@ final class AttemptSequencer {
      * state is gone ({@link RecordLookups}). An abandoned end is written even then: it carries
      * the reason, and it is rare.
      */
-    void end(TaskLogState st, String finalState, boolean complete, String note) {
+    void end(TaskLogState st, TaskState finalState, boolean complete, String note) {
         boolean written = false;
         boolean silent = complete && st.marker != null && st.length == 0;
         if (!silent) {

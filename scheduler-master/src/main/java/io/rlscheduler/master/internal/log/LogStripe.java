@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
 import java.io.IOException;
@@ -207,11 +208,12 @@ final class LogStripe {
         return sequencer.append(state(taskId), epoch, acknowledged, chunks);
     }
 
-    void complete(String taskId, long epoch, long lastSequence, String finalState) throws IOException {
+    void complete(String taskId, long epoch, long lastSequence, TaskState finalState) throws IOException {
         sequencer.complete(state(taskId), epoch, lastSequence, finalState);
     }
 
-    void abandon(String taskId, String finalState, String note, long epoch, long recordedLines) throws IOException {
+    void abandon(String taskId, TaskState finalState, String note, long epoch, long recordedLines)
+            throws IOException {
         TaskLogState st = state(taskId);
         // A task the manager knew nothing of had its record looked up first (lookUpFirst): if
         // it ended silently (on another master: a standby's watcher abandons every end whose

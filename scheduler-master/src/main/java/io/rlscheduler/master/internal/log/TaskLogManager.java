@@ -2,6 +2,7 @@ package io.rlscheduler.master.internal.log;
 
 import com.google.protobuf.ByteString;
 import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
@@ -352,10 +353,10 @@ public final class TaskLogManager implements AutoCloseable {
      * @param taskId       the task
      * @param epoch        the attempt's lease epoch
      * @param lastSequence the attempt's last sequence number (0: it printed nothing)
-     * @param finalState   how it ended, e.g. "SUCCEEDED"
+     * @param finalState   the state it ended in, e.g. {@link TaskState#SUCCEEDED}; must not be null
      * @throws IllegalArgumentException if {@code taskId} is not a valid task id, or a number is negative
      */
-    public void complete(String taskId, long epoch, long lastSequence, String finalState) {
+    public void complete(String taskId, long epoch, long lastSequence, TaskState finalState) {
         pathOf(taskId);
         requireNotNegative(epoch, "epoch");
         requireNotNegative(lastSequence, "lastSequence");
@@ -372,16 +373,16 @@ public final class TaskLogManager implements AutoCloseable {
      * current attempt already ended. Returns at once.
      *
      * @param taskId     the task
-     * @param finalState the state it ended in, e.g. "FAILED"
+     * @param finalState the state it ended in, e.g. {@link TaskState#FAILED}; must not be null
      * @param reason     why, for the note; may be null
      * @throws IllegalArgumentException if {@code taskId} is not a valid task id
      */
-    public void abandon(String taskId, String finalState, String reason) {
+    public void abandon(String taskId, TaskState finalState, String reason) {
         abandon(taskId, finalState, reason, -1, -1);
     }
 
     /**
-     * As {@link #abandon(String, String, String)}, knowing from the task's record the epoch of its
+     * As {@link #abandon(String, TaskState, String)}, knowing from the task's record the epoch of its
      * last attempt and how many lines that attempt printed (its worker records the count with the
      * end): if the log holds that attempt with exactly that many lines, nothing is missing but the
      * worker's report, and the attempt is completed as the report would have ({@link #complete}),
@@ -390,7 +391,7 @@ public final class TaskLogManager implements AutoCloseable {
      * @param epoch         the epoch of the task's last attempt, or -1 when not known
      * @param recordedLines the lines that attempt printed, as its worker recorded, or -1 when not known
      */
-    public void abandon(String taskId, String finalState, String reason, long epoch, long recordedLines) {
+    public void abandon(String taskId, TaskState finalState, String reason, long epoch, long recordedLines) {
         pathOf(taskId);
         Objects.requireNonNull(finalState, "finalState");
         String note = "the task ended without its worker reporting the end of its log; the log may be incomplete"

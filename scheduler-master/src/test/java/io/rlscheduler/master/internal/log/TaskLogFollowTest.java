@@ -6,6 +6,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
@@ -86,13 +87,13 @@ class TaskLogFollowTest {
         assertThat(halfWritten.await(60, TimeUnit.SECONDS)).isTrue();
         LogFollow follow = logs.follow("t1", recorder);
         writer.get(60, TimeUnit.SECONDS);
-        logs.complete("t1", 7, TOTAL, "SUCCEEDED");
+        logs.complete("t1", 7, TOTAL, TaskState.SUCCEEDED);
 
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.sequences()).containsExactlyElementsOf(oneTo(TOTAL));
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, TOTAL));
         assertThat(recorder.onlyEnd()).isSameAs(end);
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.isComplete()).isTrue();
         assertThat(recorder.lines()).allSatisfy(line -> {
             assertThat(line.getAttempt()).isEqualTo(1);
@@ -114,7 +115,7 @@ class TaskLogFollowTest {
             Thread.onSpinWait();
         }
         writer.get(60, TimeUnit.SECONDS);
-        logs.complete("t1", 7, TOTAL, "SUCCEEDED");
+        logs.complete("t1", 7, TOTAL, TaskState.SUCCEEDED);
         for (int i = 0; i < follows.size(); i++) {
             await(follows.get(i).whenEnded());
             assertThat(recorders.get(i).sequences()).as("follower %d", i).containsExactlyElementsOf(oneTo(TOTAL));
@@ -127,7 +128,7 @@ class TaskLogFollowTest {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
         await(logs.appendChunks("t1", 7, lines(1, 5)));
-        logs.complete("t1", 7, 5, "FAILED");
+        logs.complete("t1", 7, 5, TaskState.FAILED);
         Recorder recorder = new Recorder();
         LogRecord end = await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 5));
@@ -135,7 +136,7 @@ class TaskLogFollowTest {
                 line -> assertThat(line.getStream()).as("replayed lines have no stream").isEqualTo(
                         LogRecord.Stream.UNKNOWN));
         assertThat(recorder.onlyEnd()).isSameAs(end);
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.isComplete()).isTrue();
     }
 
@@ -151,7 +152,7 @@ class TaskLogFollowTest {
         assertThat(recorder.lines()).allSatisfy(line -> assertThat(line.getStream()).isEqualTo(
                 LogRecord.Stream.STDOUT));
         assertThat(recorder.threadName).startsWith("rls-log-follow-");
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
         assertThat(recorder.onlyEnd().isComplete()).isTrue();
@@ -166,7 +167,7 @@ class TaskLogFollowTest {
         await(logs.appendChunks("t1", 7, lines(1, 3)));
         await(logs.open("t1", "tr", 9, 2));
         await(logs.appendChunks("t1", 9, lines(1, 2)));
-        logs.complete("t1", 9, 2, "SUCCEEDED");
+        logs.complete("t1", 9, 2, TaskState.SUCCEEDED);
         LogRecord end = await(follow.whenEnded());
         List<String> seen = recorder.lines().stream()
                 .map(r -> r.getAttempt() + "/" + r.getEpoch() + "/" + r.getSequence()).toList();
@@ -182,7 +183,7 @@ class TaskLogFollowTest {
         await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 5, "SUCCEEDED");
+        logs.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !follow.isEnded());
 
@@ -190,7 +191,7 @@ class TaskLogFollowTest {
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 5));
         assertThat(end.isComplete()).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
     }
 
     @Test
@@ -200,19 +201,19 @@ class TaskLogFollowTest {
         await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 10, "SUCCEEDED");
-        logs.abandon("t1", "FAILED", "reaped: worker lease expired");
+        logs.complete("t1", 7, 10, TaskState.SUCCEEDED);
+        logs.abandon("t1", TaskState.FAILED, "reaped: worker lease expired");
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
         assertThat(recorder.onlyEnd()).isSameAs(end);
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.isComplete()).isFalse();
         assertThat(end.getNote()).contains("may be incomplete").contains("worker lease expired");
 
         Recorder later = new Recorder();
         LogRecord laterEnd = await(logs.follow("t1", later).whenEnded());
         assertThat(later.texts()).containsExactlyElementsOf(texts(1, 3));
-        assertThat(laterEnd.getFinalState()).isEqualTo("FAILED");
+        assertThat(laterEnd.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(laterEnd.isComplete()).isFalse();
         assertThat(laterEnd.getNote()).isEqualTo(end.getNote());
     }
@@ -222,10 +223,10 @@ class TaskLogFollowTest {
         start(64);
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.abandon("t1", "CANCELLED", null);
+        logs.abandon("t1", TaskState.CANCELLED, null);
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.lineCount()).isZero();
-        assertThat(end.getFinalState()).isEqualTo("CANCELLED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.CANCELLED);
         assertThat(end.isComplete()).isFalse();
     }
 
@@ -251,7 +252,7 @@ class TaskLogFollowTest {
 
         // Every ack arrives while the slow consumer sits on its first line.
         CompletableFuture.runAsync(() -> appendAll("t1", 7, () -> { })).get(60, TimeUnit.SECONDS);
-        logs.complete("t1", 7, TOTAL, "SUCCEEDED");
+        logs.complete("t1", 7, TOTAL, TaskState.SUCCEEDED);
         await(fastFollow.whenEnded());
         assertThat(fast.sequences()).containsExactlyElementsOf(oneTo(TOTAL));
         assertThat(slowFollow.isEnded()).isFalse();
@@ -274,7 +275,7 @@ class TaskLogFollowTest {
         LogFollow goodFollow = logs.follow("t1", good);
         await(logs.open("t1", "tr", 7, 1));
         await(logs.appendChunks("t1", 7, lines(1, 100)));
-        logs.complete("t1", 7, 100, "SUCCEEDED");
+        logs.complete("t1", 7, 100, TaskState.SUCCEEDED);
         await(goodFollow.whenEnded());
         LogRecord end = await(throwing.whenEnded());
         assertThat(end.isComplete()).isTrue();
@@ -294,7 +295,7 @@ class TaskLogFollowTest {
         follow.close();
         LogRecord end = await(follow.whenEnded());
         await(logs.appendChunks("t1", 7, lines(3, 4)));
-        logs.complete("t1", 7, 4, "SUCCEEDED");
+        logs.complete("t1", 7, 4, TaskState.SUCCEEDED);
         Recorder other = new Recorder();
         await(logs.follow("t1", other).whenEnded());
         assertThat(recorder.onlyEnd()).isSameAs(end);

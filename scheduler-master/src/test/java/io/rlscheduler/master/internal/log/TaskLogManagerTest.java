@@ -9,6 +9,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogStream;
@@ -85,10 +86,10 @@ class TaskLogManagerTest {
             await(logs.open(taskId, "trace", 3, 1));
         }
         await(logs.appendChunks("completed", 3, lines(1, 2)));
-        logs.complete("completed", 3, 2, "SUCCEEDED");
-        logs.abandon("abandoned", "FAILED", "reaped");
+        logs.complete("completed", 3, 2, TaskState.SUCCEEDED);
+        logs.abandon("abandoned", TaskState.FAILED, "reaped");
         await(logs.appendChunks("waiting-for-lines", 3, lines(1, 2)));
-        logs.complete("waiting-for-lines", 3, 5, "SUCCEEDED"); // lines 3 to 5 have not come
+        logs.complete("waiting-for-lines", 3, 5, TaskState.SUCCEEDED); // lines 3 to 5 have not come
         assertThat(await(logs.unendedAttempts())).containsExactly("running");
     }
 
@@ -111,7 +112,7 @@ class TaskLogManagerTest {
                 "##RLS_TEXT ##RLS_END state=X complete=true", "a b", "", "\u00e9t\u00e9");
         // Read back as a follower does: the escaped line is output, not an end.
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
-        logs.complete("t1", 7, 5, "SUCCEEDED");
+        logs.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getText)
                 .containsExactly("one", "##RLS_END state=X complete=true", "a b", "", "\u00e9t\u00e9");
@@ -135,7 +136,7 @@ class TaskLogManagerTest {
     @Test
     void linesAfterTheAttemptsLastAreNotWrittenEvenInsideAChunk() {
         await(logs.open("t1", "tr", 7, 1));
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\nline-2\nline-3\n"))))).isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
                 "##RLS_END state=SUCCEEDED complete=true last=2");
@@ -160,7 +161,7 @@ class TaskLogManagerTest {
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
         logs.follow("t1", recorder);
         await(logs.appendChunks("t1", 7, List.of(chunk(1, "a\nb\n"), chunk(3, LogStream.LOG_STREAM_STDERR, "##RLS_x\n"))));
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         LogRecord end = await(logs.follow("t1", r -> { }).whenEnded());
         assertThat(end.isComplete()).isTrue();
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
@@ -187,7 +188,7 @@ class TaskLogManagerTest {
         assertThat(file("t1")).hasSize(5);
 
         // Read back by a follower and by a new manager (a restart): the numbers go on after the skip.
-        logs.complete("t1", 7, 8, "SUCCEEDED");
+        logs.complete("t1", 7, 8, TaskState.SUCCEEDED);
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
         await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
@@ -208,7 +209,7 @@ class TaskLogManagerTest {
         await(logs.open("t3", "tr", 7, 1));
         assertThat(await(logs.appendChunks("t3", 7, List.of(chunk(1, "line-1\n"))))).isEqualTo(1);
         assertThat(await(logs.write("t3", 7, 3, List.of())).acked()).isEqualTo(3);
-        logs.complete("t3", 7, 3, "SUCCEEDED");
+        logs.complete("t3", 7, 3, TaskState.SUCCEEDED);
         LogRecord end = await(logs.follow("t3", r -> { }).whenEnded());
         assertThat(end.isComplete()).isTrue();
         assertThat(file("t3")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1",
@@ -226,7 +227,7 @@ class TaskLogManagerTest {
         logs.close();
         logs = new TaskLogManager(dir);
         assertThat(await(logs.appendChunks("t2", 7, List.of(chunk(5, "line-5\nline-6\n"))))).isEqualTo(6);
-        logs.complete("t2", 7, 6, "SUCCEEDED");
+        logs.complete("t2", 7, 6, TaskState.SUCCEEDED);
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
         await(logs.follow("t2", recorder).whenEnded());
         assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
@@ -336,7 +337,7 @@ class TaskLogManagerTest {
         await(logs.open("t1", "tr", 7, 1));
         await(logs.appendChunks("t1", 7, lines(1, 2)));
         assertThat(logs.openFileCount()).isEqualTo(1);
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(await(logs.appendChunks("t1", 7, lines(1, 4)))).as("nothing after the last sequence").isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
                 "##RLS_END state=SUCCEEDED complete=true last=2");
@@ -352,9 +353,9 @@ class TaskLogManagerTest {
             assertThatThrownBy(() -> append.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> logs.follow(bad, r -> { })).isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> logs.complete(bad, 1, 1, "SUCCEEDED"))
+            assertThatThrownBy(() -> logs.complete(bad, 1, 1, TaskState.SUCCEEDED))
                     .isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> logs.abandon(bad, "FAILED", "x")).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> logs.abandon(bad, TaskState.FAILED, "x")).isInstanceOf(IllegalArgumentException.class);
         }
         assertThatThrownBy(() -> logs.open(null, "tr", 1, 1)).isInstanceOf(IllegalArgumentException.class);
         // A round trip through the I/O thread, so a write wrongly queued would have happened by now.
@@ -430,7 +431,7 @@ class TaskLogManagerTest {
         assertThat(logs.appendChunks("t1", 7, lines(1, 1))).isCompletedExceptionally();
         assertThat(logs.open("t1", "tr", 8, 2)).isCompletedExceptionally();
         assertThatThrownBy(() -> logs.follow("t1", r -> { })).isInstanceOf(IllegalStateException.class);
-        logs.complete("t1", 7, 0, "SUCCEEDED");
+        logs.complete("t1", 7, 0, TaskState.SUCCEEDED);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7");
     }
 
@@ -444,7 +445,7 @@ class TaskLogManagerTest {
         try {
             open = logs.open("t1", "tr", 7, 1);
             append = logs.appendChunks("t1", 7, lines(1, 3));
-            logs.complete("t1", 7, 3, "SUCCEEDED");
+            logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         } finally {
             assertThat(Thread.interrupted()).as("the caller's interrupt is left alone").isTrue();
         }

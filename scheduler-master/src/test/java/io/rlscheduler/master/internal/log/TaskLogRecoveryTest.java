@@ -6,6 +6,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.lines;
 import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
 import java.io.IOException;
@@ -99,7 +100,7 @@ class TaskLogRecoveryTest {
         restart();
         await(logs.open("t1", "tr", 7, 1));
         await(logs.appendChunks("t1", 7, lines(1, 3)));
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         restart();
         assertThat(await(logs.appendChunks("t1", 7, lines(1, 5)))).as("nothing after the end").isEqualTo(3);
 
@@ -107,7 +108,7 @@ class TaskLogRecoveryTest {
         LogRecord end = await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
         assertThat(end).isSameAs(recorder.onlyEnd());
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.isComplete()).isTrue();
         assertThat(end.getEpoch()).isEqualTo(7);
     }
@@ -115,12 +116,12 @@ class TaskLogRecoveryTest {
     @Test
     void anAbandonedLogStaysEndedAfterARestart() {
         restart();
-        logs.abandon("t1", "FAILED", "worker lost");
+        logs.abandon("t1", TaskState.FAILED, "worker lost");
         restart();
         Recorder recorder = new Recorder();
         LogRecord end = await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.lineCount()).isZero();
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.isComplete()).isFalse();
         assertThat(end.getNote()).contains("worker lost");
     }
@@ -136,7 +137,7 @@ class TaskLogRecoveryTest {
         Recorder recorder = new Recorder();
         var follow = logs.follow("t1", recorder);
         await(logs.appendChunks("t1", 9, lines(1, 2)));
-        logs.complete("t1", 9, 2, "SUCCEEDED");
+        logs.complete("t1", 9, 2, TaskState.SUCCEEDED);
         await(follow.whenEnded());
         List<String> seen = new ArrayList<>();
         for (LogRecord record : recorder.lines()) {

@@ -6,6 +6,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.lines;
 import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rlscheduler.core.TaskState;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,10 +54,10 @@ class TaskLogSharedDirectoryTest {
         await(first.appendChunks("t1", 7, lines(1, 3)));
         // Leadership moves: the other master receives the rest and the worker's end report.
         assertThat(await(second.appendChunks("t1", 7, lines(1, 5)))).isEqualTo(5);
-        second.complete("t1", 7, 5, "SUCCEEDED");
+        second.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await(second.appendChunks("t1", 7, List.of()));
         // The former leader's timer: no end report reached it, so it abandons the log.
-        first.abandon("t1", "SUCCEEDED", "no report from the worker within 6000 ms");
+        first.abandon("t1", TaskState.SUCCEEDED, "no report from the worker within 6000 ms");
         await(first.appendChunks("t1", 7, List.of()));
 
         List<String> expected = new ArrayList<>(texts(1, 5));

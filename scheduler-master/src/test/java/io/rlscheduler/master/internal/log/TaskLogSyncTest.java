@@ -7,6 +7,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
@@ -92,7 +93,7 @@ class TaskLogSyncTest {
         await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder early = new Recorder();
         LogFollow earlyFollow = logs.follow("t1", early);
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).as("the force started").isTrue();
 
         // The end is written and the I/O thread (one, shared by every task) is free while the force waits.
@@ -116,8 +117,8 @@ class TaskLogSyncTest {
             assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
             assertThat(recorder.onlyEnd().isComplete()).isTrue();
         }
-        assertThat(earlyEnd.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(lateEnd.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(earlyEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(lateEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
     }
 
     @Test
@@ -132,9 +133,9 @@ class TaskLogSyncTest {
         assertThat(logs.load().followers()).isEqualTo(1);
 
         // t1's force holds the one sync thread: t2's waits in its queue.
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
-        logs.complete("t2", 7, 2, "SUCCEEDED");
+        logs.complete("t2", 7, 2, TaskState.SUCCEEDED);
         await().atMost(WAIT).until(() -> logs.load().syncBacklog() == 1);
         assertThat(logs.load().openFiles()).isEqualTo(1);
 
@@ -151,7 +152,7 @@ class TaskLogSyncTest {
         start(1, 64);
         await(logs.open("t1", "tr", 7, 1));
         await(logs.appendChunks("t1", 7, lines(1, 1)));
-        logs.complete("t1", 7, 1, "FAILED");
+        logs.complete("t1", 7, 1, TaskState.FAILED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
         await(logs.open("t1", "tr", 9, 2));
         Recorder recorder = new Recorder();
@@ -161,7 +162,7 @@ class TaskLogSyncTest {
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         assertThat(follow.isEnded()).isFalse();
         forcer.release();
-        logs.complete("t1", 9, 2, "SUCCEEDED");
+        logs.complete("t1", 9, 2, TaskState.SUCCEEDED);
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.getEpoch()).isEqualTo(9);
         assertThat(end.isComplete()).isTrue();
@@ -174,7 +175,7 @@ class TaskLogSyncTest {
         await(logs.appendChunks("t1", 7, lines(1, 2)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(logs::close);
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
@@ -185,7 +186,7 @@ class TaskLogSyncTest {
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(forcer.forced).contains("t1.log");
         assertThat(end.isComplete()).as(String.valueOf(end.getNote())).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 2));
     }
 
@@ -198,7 +199,7 @@ class TaskLogSyncTest {
         await(logs.appendChunks("t1", 7, lines(1, 1)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 1, "SUCCEEDED");
+        logs.complete("t1", 7, 1, TaskState.SUCCEEDED);
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.isComplete()).isTrue();
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 1));
