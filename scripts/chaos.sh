@@ -9,19 +9,22 @@
 # exit code 0 only then. Seeded: a failing run prints its seed; replay it with --seed N.
 #
 #   scripts/chaos.sh [--seed N] [--tasks N] [--duration-s N] [--budget-s N] [--workdir PATH]
+#   scripts/chaos.sh --help
 #
 # Bounded: the whole run (build excluded) is stopped after 5 minutes. With REDIS_URL set it uses
-# that server and does not restart it. See ChaosRun's javadoc for the exact checks.
+# that server and does not restart it. The harness is the scheduler-chaos module (built here into
+# scheduler-chaos/target/rl-scheduler-chaos.jar when that jar is missing); see ChaosChecks's
+# javadoc for the exact checks.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-JAR=scheduler-examples/target/rl-scheduler-examples.jar
+JAR=scheduler-chaos/target/rl-scheduler-chaos.jar
 if [[ ! -f "$JAR" ]]; then
-    ./mvnw -q -B -DskipTests -pl scheduler-examples -am package
+    ./mvnw -q -B -DskipTests -pl scheduler-chaos -am package
 fi
 # SIGTERM at 300 s lets the run stop every process it started (shutdown hook); SIGKILL 20 s later.
 status=0
-timeout --kill-after=20 300 java -cp "$JAR" io.rlscheduler.examples.ChaosRun "$@" || status=$?
+timeout --kill-after=20 300 java -jar "$JAR" "$@" || status=$?
 if [[ $status -eq 124 ]]; then
     echo "chaos: stopped after 5 minutes (timeout)" >&2
 fi

@@ -167,7 +167,8 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
     finally:
         keys = core + [prefix + 'owner:bench'] + [prefix + 'workers:res:' + w for w, _ in workers]
         redis('DEL', *keys)
-        # Keys of each task's own, where the scripts write any (scripts/experiments/task-record-hash.patch does).
+        # Keys of each task's own, should the scripts under test write any (a task record as a
+        # hash per task does, see commit b7da5e4).
         cursor = '0'
         while True:
             cursor, found = redis('SCAN', cursor, 'MATCH', prefix + 'tasks:*', 'COUNT', '1000')

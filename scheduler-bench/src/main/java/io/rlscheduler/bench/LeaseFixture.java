@@ -15,7 +15,7 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerRegistration;
 import io.rlscheduler.core.WriteResult;
 import io.rlscheduler.core.WriteStatus;
-import io.rlscheduler.testkit.RedisBinary;
+import io.rlscheduler.redis.embedded.RedisServerBinary;
 import io.rlscheduler.testkit.TestRedis;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -102,7 +102,7 @@ final class LeaseFixture implements AutoCloseable {
                     }
                     default -> throw new IllegalArgumentException("aof must be off, everysec or always, was " + aof);
                 }
-                System.out.println("# lease bench: " + RedisBinary.version() + ", started on port " + server.getPort()
+                System.out.println("# lease bench: " + RedisServerBinary.version() + ", started on port " + server.getPort()
                         + ", " + persistence(admin));
             }
             byte[] random = new byte[8];

@@ -22,7 +22,8 @@ final class EventIds {
     static final int MAX_PER_ENTRY = 64;
 
     private static final Pattern VALID = Pattern.compile("\\$|0|\\d{1,19}(-\\d{1,19}(#[1-9]\\d{0,8})?)?");
-    private static final String[] FIELDS = {"task", "from", "to", "epoch", "worker", "attempt", "via", "at", "reason"};
+    private static final String[] FIELDS = {"task", "from", "to", "epoch", "worker", "attempt", "via", "at", "lines", "exit",
+            "reason"};
 
     private EventIds() {
     }
@@ -93,8 +94,8 @@ final class EventIds {
 
     /**
      * Returns the fields of one transition of an entry of several, as a single-transition entry
-     * has them (type, task, from, to, epoch, worker, attempt, reason, via, at), or null when the
-     * text is absent or has fewer than nine parts.
+     * has them (type, task, from, to, epoch, worker, attempt, reason, via, at, and lines and exit on
+     * an end its worker recorded), or null when the text is absent or has fewer than eleven parts.
      */
     static Map<String, String> transition(String text) {
         if (text == null) {
@@ -119,9 +120,13 @@ final class EventIds {
         fields.put("epoch", parts[3]);
         fields.put("worker", parts[4]);
         fields.put("attempt", parts[5]);
-        fields.put("reason", parts[8]);
+        fields.put("reason", parts[10]);
         fields.put("via", parts[6]);
         fields.put("at", parts[7]);
+        if (!parts[8].isEmpty()) {
+            fields.put("lines", parts[8]);
+            fields.put("exit", parts[9]);
+        }
         return fields;
     }
 }

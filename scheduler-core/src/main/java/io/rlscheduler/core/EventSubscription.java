@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * entries after the last event delivered, XLEN) reads the entries and what the stream holds at
  * the same instant, so that trimming between the two cannot be mistaken for a loss. If the oldest
  * entry lies past the last event delivered, events in between were trimmed unread, and the
- * listener gets a {@link TaskEvent#GAP} event before the entries read, with the last event
+ * listener gets a {@link TaskEvent.Kind#GAP} event before the entries read, with the last event
  * delivered ({@code after}) and the first entry read ({@code next}: the events delivered go on
  * from there); so too when an entry of several events was trimmed after only some of them were
  * delivered. While reads come back full, the next one skips the wait. Redis 6.2 keeps no
@@ -264,10 +264,10 @@ public final class EventSubscription implements AutoCloseable {
             return false;
         }
         Map<String, String> fields = new java.util.LinkedHashMap<>(4);
-        fields.put("type", TaskEvent.GAP);
+        fields.put("type", TaskEvent.GAP_TYPE);
         fields.put("after", after);
         fields.put("next", next);
-        accept(new TaskEvent(after, TaskEvent.GAP, fields, false));
+        accept(new TaskEvent(after, TaskEvent.GAP_TYPE, fields, false));
         return true;
     }
 

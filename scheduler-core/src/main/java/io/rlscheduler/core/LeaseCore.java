@@ -758,7 +758,7 @@ public final class LeaseCore implements AutoCloseable {
      * only new events) on a dedicated connection and thread. Each event reaches {@code listener}
      * once, in order; after a connection loss the subscription resumes after the last delivered
      * event, so a listener misses nothing that the stream still holds. When events it had not read
-     * were trimmed from the stream meanwhile, it gets a {@link TaskEvent#GAP} event first (see
+     * were trimmed from the stream meanwhile, it gets a {@link TaskEvent.Kind#GAP} event first (see
      * {@link EventSubscription}).
      *
      * @param afterId  where to start: "0", "$", or the id of an event ({@link TaskEvent#getStreamId()},

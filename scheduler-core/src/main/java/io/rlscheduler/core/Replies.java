@@ -13,7 +13,7 @@ import java.util.Map;
 /** Reads the JSON replies of the Lua scripts into the core's types. */
 final class Replies {
 
-    static final ObjectMapper JSON = new ObjectMapper();
+    static final ObjectMapper JSON = io.rlscheduler.core.internal.Json.mapper();
 
     private Replies() {
     }

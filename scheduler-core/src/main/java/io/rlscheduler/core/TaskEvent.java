@@ -7,18 +7,47 @@ import java.util.Map;
  */
 public final class TaskEvent {
 
-    /**
-     * The type of the event a subscription delivers when events it had not read were trimmed from
-     * the stream (see {@link EventSubscription}): its fields are {@code after}, the last event
-     * delivered before (its stream id, which is also this event's), and {@code next}, the entry
-     * the events delivered go on from (the oldest the stream held at that read). Transitions
-     * between the two may be lost to the listener; a
-     * listener that keeps state from events re-reads it from Redis.
-     */
-    public static final String GAP = "gap";
+    /** What an event is about. */
+    public enum Kind {
+        /** A task transition, or a notice about a task (see {@link #getKind()}). */
+        TASK,
+        /** A worker event: its field {@code what} is registered, repaired or removed. */
+        WORKER,
+        /** A master event: its field {@code what} is leader or resigned. */
+        MASTER,
+        /**
+         * Events this subscriber had not read were trimmed from the stream (see
+         * {@link EventSubscription}): the fields are {@code after}, the last event delivered
+         * before (its stream id, which is also this event's), and {@code next}, the entry the
+         * events delivered go on from (the oldest the stream held at that read). Transitions
+         * between the two may be lost to the listener; a listener that keeps state from events
+         * re-reads it from Redis.
+         */
+        GAP,
+        /** An entry of a type this version does not know (written by a newer one). */
+        OTHER;
+
+        static Kind of(String type) {
+            switch (type) {
+                case "task":
+                    return TASK;
+                case "worker":
+                    return WORKER;
+                case "master":
+                    return MASTER;
+                case GAP_TYPE:
+                    return GAP;
+                default:
+                    return OTHER;
+            }
+        }
+    }
+
+    /** The stream type of a gap event (see {@link Kind#GAP}); never written to the stream. */
+    static final String GAP_TYPE = "gap";
 
     private final String streamId;
-    private final String type;
+    private final Kind kind;
     private final Map<String, String> fields;
 
     TaskEvent(String streamId, String type, Map<String, String> fields) {
@@ -28,7 +57,7 @@ public final class TaskEvent {
     /** With copy false, the event keeps the map given: for a map nobody else holds. */
     TaskEvent(String streamId, String type, Map<String, String> fields, boolean copy) {
         this.streamId = streamId;
-        this.type = type;
+        this.kind = Kind.of(type);
         this.fields = java.util.Collections.unmodifiableMap(copy ? new java.util.LinkedHashMap<>(fields) : fields);
     }
 
@@ -44,18 +73,21 @@ public final class TaskEvent {
     }
 
     /**
-     * Returns 'task' for a task transition, 'worker' for a worker event (its field {@code what}:
-     * registered, repaired, removed), {@value #GAP} for a gap (see {@link #GAP}). A task event
-     * whose {@code from} and {@code to} are the same state is a notice, not a transition: its
-     * {@code via} says which ({@code cancel}: a cancel was requested of a held task; {@code park}:
-     * no registered worker could run the queued task, claims pass it over; {@code unpark}: a
-     * worker that could registered, it is back in its place in the queue).
+     * Returns what the event is about. A {@link Kind#TASK} event whose {@code from} and {@code to}
+     * are the same state is a notice, not a transition: its {@code via} says which
+     * ({@code cancel}: a cancel was requested of a held task; {@code park}: no registered worker
+     * could run the queued task, claims pass it over; {@code unpark}: a worker that could
+     * registered, it is back in its place in the queue).
      */
-    public String getType() {
-        return type;
+    public Kind getKind() {
+        return kind;
     }
 
-    /** Returns the event's fields: task, from, to, epoch, worker, attempt, reason, at (task); worker, session, what, at (worker). */
+    /**
+     * Returns the event's fields as the stream holds them: task, from, to, epoch, worker,
+     * attempt, reason, via, at, and on an end its worker recorded also lines and exit (task);
+     * worker, session, what, at (worker); master, what, epoch, at (master); after, next (gap).
+     */
     public Map<String, String> getFields() {
         return fields;
     }
@@ -71,8 +103,56 @@ public final class TaskEvent {
         return to == null || to.isEmpty() ? null : TaskState.valueOf(to);
     }
 
+    /** Returns the state a task event moved from, or null for other events. */
+    public TaskState getFrom() {
+        String from = fields.get("from");
+        return from == null || from.isEmpty() ? null : TaskState.valueOf(from);
+    }
+
+    /** Returns the task's lease epoch a task event names, or -1 for other events. */
+    public long getEpoch() {
+        return number("epoch", -1);
+    }
+
+    /** Returns who caused a task event (submit, claim, worker, cancel, reaper, register, park, unpark), or "". */
+    public String getVia() {
+        return fields.getOrDefault("via", "");
+    }
+
+    /** Returns the reason a task event gives (an attempt's error, for a failed end), or "". */
+    public String getReason() {
+        return fields.getOrDefault("reason", "");
+    }
+
+    /**
+     * Returns, for the end of an attempt its worker recorded ({@code via} worker, a terminal
+     * {@code to}), how many output lines the attempt printed: the sequence number its log ends
+     * at. Returns -1 for every other event, and when the worker did not know.
+     */
+    public long getLogLines() {
+        return number("lines", -1);
+    }
+
+    /** Returns the exit code of an attempt whose end its worker recorded, or null when there is none. */
+    public Integer getExitCode() {
+        long exit = number("exit", Long.MIN_VALUE);
+        return exit == Long.MIN_VALUE ? null : (int) exit;
+    }
+
+    private long number(String field, long absent) {
+        String value = fields.get(field);
+        if (value == null || value.isEmpty()) {
+            return absent;
+        }
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            return absent;
+        }
+    }
+
     @Override
     public String toString() {
-        return "TaskEvent{" + "streamId=" + streamId + ", " + "type=" + type + ", " + "fields=" + fields + '}';
+        return "TaskEvent{" + "streamId=" + streamId + ", " + "kind=" + kind + ", " + "fields=" + fields + '}';
     }
 }

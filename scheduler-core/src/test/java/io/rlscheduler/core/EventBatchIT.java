@@ -104,7 +104,7 @@ class EventBatchIT {
         for (int i = 0; i < 3; i++) {
             TaskEvent ev = claimed.get(i);
             Assignment a = assigned.get(i);
-            assertThat(ev.getType()).isEqualTo("task");
+            assertThat(ev.getKind()).isEqualTo(TaskEvent.Kind.TASK);
             assertThat(ev.getTo()).isEqualTo(TaskState.ASSIGNED);
             Map<String, String> expected = new LinkedHashMap<>();
             expected.put("type", "task");
@@ -180,12 +180,12 @@ class EventBatchIT {
 
         List<TaskEvent> events = subscribe(e + "#1");
         awaitSize(events, 3);
-        assertThat(events.get(0).getType()).isEqualTo(TaskEvent.GAP);
+        assertThat(events.get(0).getKind()).isEqualTo(TaskEvent.Kind.GAP);
         assertThat(events.get(0).getFields()).containsEntry("after", e + "#1").containsEntry("next", oldest);
         assertThat(events.subList(1, 3)).extracting(TaskEvent::getTaskId).containsExactly("e", "f");
         join(core.submit(task("g", 0)));
         awaitSize(events, 4);
-        assertThat(events).as("one gap, not a second from the entry's own id").filteredOn(ev -> TaskEvent.GAP.equals(ev.getType()))
+        assertThat(events).as("one gap, not a second from the entry's own id").filteredOn(ev -> ev.getKind() == TaskEvent.Kind.GAP)
                 .hasSize(1);
     }
 
@@ -223,7 +223,7 @@ class EventBatchIT {
         assertThat(events.subList(0, 3)).extracting(TaskEvent::getTaskId)
                 .containsExactlyInAnyOrderElementsOf(assigned.stream().map(Assignment::getTaskId).toList());
         assertThat(events.subList(0, 3)).extracting(TaskEvent::getTo).containsOnly(TaskState.QUEUED);
-        assertThat(events.get(3).getType()).isEqualTo("worker");
+        assertThat(events.get(3).getKind()).isEqualTo(TaskEvent.Kind.WORKER);
         assertThat(events.get(3).getFields()).containsEntry("what", "registered").containsEntry("session", "s2");
     }
 
@@ -275,8 +275,8 @@ class EventBatchIT {
         finishes.forEach(CoreFixture::join);
         // And an entry of several written as lib.lua writes one, read back by the subscription.
         String raw = commands.xadd(stream, Map.of("type", "tasks", "n", "2",
-                "1", "r1\tRUNNING\tFAILED\t17\tw1\t1\tworker\t1764546000123\t" + error,
-                "2", "r2\tRUNNING\tFAILED\t18\tw1\t2\tworker\t1764546000124\t"));
+                "1", "r1\tRUNNING\tFAILED\t17\tw1\t1\tworker\t1764546000123\t250\t1\t" + error,
+                "2", "r2\tRUNNING\tFAILED\t18\tw1\t2\tworker\t1764546000124\t\t\t"));
 
         List<TaskEvent> events = subscribe(before);
         awaitSize(events, tasks + 2);
@@ -287,15 +287,19 @@ class EventBatchIT {
         assertThat(events.subList(tasks, tasks + 2)).extracting(TaskEvent::getStreamId).containsExactly(raw + "#1", raw);
         assertThat(events.get(tasks).getFields()).containsEntry("task", "r1").containsEntry("epoch", "17")
                 .containsEntry("attempt", "1").containsEntry("at", "1764546000123").containsEntry("reason", error);
-        assertThat(events.get(tasks + 1).getFields()).containsEntry("task", "r2").containsEntry("reason", "");
+        assertThat(events.get(tasks).getLogLines()).isEqualTo(250);
+        assertThat(events.get(tasks).getExitCode()).isEqualTo(1);
+        assertThat(events.get(tasks + 1).getFields()).containsEntry("task", "r2").containsEntry("reason", "")
+                .doesNotContainKeys("lines", "exit");
+        assertThat(events.get(tasks + 1).getLogLines()).isEqualTo(-1);
     }
 
     @Test
     void aMalformedTransitionInAnEntryIsSkippedAndTheRestDelivered() {
         String raw = commands.xadd(stream, Map.of("type", "tasks", "n", "3",
-                "1", "r1\tQUEUED\tASSIGNED\t17\tw1\t1\tclaim\t1764546000123\tclaimed by w1",
+                "1", "r1\tQUEUED\tASSIGNED\t17\tw1\t1\tclaim\t1764546000123\t\t\tclaimed by w1",
                 "2", "too\tfew\tparts",
-                "3", "r3\tQUEUED\tASSIGNED\t18\tw1\t1\tclaim\t1764546000123\tclaimed by w1"));
+                "3", "r3\tQUEUED\tASSIGNED\t18\tw1\t1\tclaim\t1764546000123\t\t\tclaimed by w1"));
         commands.xadd(stream, Map.of("type", "tasks", "n", "many", "1", "ignored"));
         join(core.submit(task("after", 0)));
 

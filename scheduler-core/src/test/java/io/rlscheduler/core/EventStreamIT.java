@@ -55,7 +55,7 @@ class EventStreamIT {
     }
 
     private static List<TaskEvent> ofTask(List<TaskEvent> events, String taskId) {
-        return events.stream().filter(e -> "task".equals(e.getType()) && taskId.equals(e.getTaskId())).toList();
+        return events.stream().filter(e -> e.getKind() == TaskEvent.Kind.TASK && taskId.equals(e.getTaskId())).toList();
     }
 
     private static void awaitEvents(List<TaskEvent> events, String taskId, int count) {
@@ -127,8 +127,47 @@ class EventStreamIT {
         assertThat(t1).extracting(e -> e.getFields().get("worker")).containsExactly("", "w1", "w1", "w1");
         assertThat(t1).extracting(e -> e.getFields().get("attempt")).containsExactly("0", "1", "1", "1");
         assertStrictlyIncreasing(events);
-        assertThat(events).filteredOn(e -> "worker".equals(e.getType()))
+        assertThat(events).filteredOn(e -> e.getKind() == TaskEvent.Kind.WORKER)
                 .extracting(e -> e.getFields().get("what")).containsExactly("registered");
+    }
+
+    @Test
+    void anEndItsWorkerRecordedCarriesTheLineCountAndExitCodeAndNoOtherEventDoes() {
+        List<TaskEvent> events = new CopyOnWriteArrayList<>();
+        subscribe("0", events);
+        join(core.register(worker("w1", "s1", 0, 1)));
+        for (String id : List.of("alone", "paired")) {
+            join(core.submit(task(id, 1)));
+        }
+        join(core.submit(task("cancelled", 0)));
+        List<Assignment> assigned = join(core.claim("w1", "s1", 2, requestId())).getAssignments();
+        assigned.forEach(a -> join(core.acknowledge(lease(a), "w1", "s1")));
+        Assignment alone = assigned.stream().filter(a -> a.getTaskId().equals("alone")).findFirst().orElseThrow();
+        Assignment paired = assigned.stream().filter(a -> a.getTaskId().equals("paired")).findFirst().orElseThrow();
+        // One end alone in its script run (the single-entry form), and one beside others in a
+        // batched entry cannot be forced here, so the batched form is pinned in EventBatchIT.
+        join(core.finish(lease(alone), "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 42));
+        join(core.finish(lease(paired), "w1", "s1", TaskState.FAILED, 3, "boom", null, null, -1));
+        join(core.cancel("cancelled", "not needed"));
+
+        awaitEvents(events, "cancelled", 2);
+        awaitEvents(events, "paired", 4);
+        TaskEvent end = ofTask(events, "alone").get(3);
+        assertThat(end.getTo()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(end.getVia()).isEqualTo("worker");
+        assertThat(end.getLogLines()).isEqualTo(42);
+        assertThat(end.getExitCode()).isZero();
+        assertThat(end.getEpoch()).isEqualTo(alone.getEpoch());
+        assertThat(end.getFrom()).isEqualTo(TaskState.RUNNING);
+        TaskEvent unknownLines = ofTask(events, "paired").get(3);
+        assertThat(unknownLines.getTo()).isEqualTo(TaskState.FAILED);
+        assertThat(unknownLines.getLogLines()).as("the worker did not know its line count").isEqualTo(-1);
+        assertThat(unknownLines.getReason()).isEqualTo("boom");
+        assertThat(ofTask(events, "cancelled")).allSatisfy(e -> {
+            assertThat(e.getLogLines()).isEqualTo(-1);
+            assertThat(e.getExitCode()).isNull();
+        });
+        assertThat(ofTask(events, "alone").subList(0, 3)).allSatisfy(e -> assertThat(e.getFields()).doesNotContainKeys("lines", "exit"));
     }
 
     @Test
@@ -216,7 +255,7 @@ class EventStreamIT {
 
             gate.release();
             awaitEvents(slow, "filler-399", 1);
-            List<TaskEvent> gaps = slow.stream().filter(e -> TaskEvent.GAP.equals(e.getType())).toList();
+            List<TaskEvent> gaps = slow.stream().filter(e -> e.getKind() == TaskEvent.Kind.GAP).toList();
             assertThat(gaps).hasSize(1);
             TaskEvent gap = gaps.get(0);
             assertThat(slow.indexOf(gap)).as("right after the last event delivered before it").isEqualTo(1);
@@ -229,14 +268,14 @@ class EventStreamIT {
             assertStrictlyIncreasing(slow.subList(2, slow.size()));
 
             awaitEvents(keepingUp, "filler-399", 1);
-            assertThat(keepingUp).noneMatch(e -> TaskEvent.GAP.equals(e.getType()));
+            assertThat(keepingUp).noneMatch(e -> e.getKind() == TaskEvent.Kind.GAP);
             assertThat(ofTask(keepingUp, "lost")).extracting(TaskEvent::getTo)
                     .containsExactly(TaskState.QUEUED, TaskState.CANCELLED);
 
             List<TaskEvent> fromStart = new CopyOnWriteArrayList<>();
             subscribe("0", fromStart);
             awaitEvents(fromStart, "filler-399", 1);
-            assertThat(fromStart).noneMatch(e -> TaskEvent.GAP.equals(e.getType()));
+            assertThat(fromStart).noneMatch(e -> e.getKind() == TaskEvent.Kind.GAP);
             assertThat(fromStart.get(0).getStreamId()).isEqualTo(oldestKept);
         } finally {
             trimmed.close();
@@ -275,10 +314,10 @@ class EventStreamIT {
                 awaitEvents(events, "filler-399", 1);
                 // One gap, from the start to the oldest entry kept: the entry that answered the held
                 // read was trimmed before the events were read, and nothing before it was lost.
-                assertThat(events.get(0).getType()).isEqualTo(TaskEvent.GAP);
+                assertThat(events.get(0).getKind()).isEqualTo(TaskEvent.Kind.GAP);
                 assertThat(events.get(0).getFields()).containsEntry("after", "0").containsEntry("next", oldest);
                 assertThat(events.get(1).getStreamId()).isEqualTo(oldest);
-                assertThat(events).filteredOn(e -> TaskEvent.GAP.equals(e.getType())).hasSize(1);
+                assertThat(events).filteredOn(e -> e.getKind() == TaskEvent.Kind.GAP).hasSize(1);
                 assertThat(ofTask(events, "filler-0")).as("trimmed").isEmpty();
             } finally {
                 subscription.close();

@@ -1,5 +1,6 @@
 package io.rlscheduler.examples;
 
+import io.lettuce.core.RedisURI;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
@@ -8,7 +9,7 @@ import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
-import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.redis.embedded.EmbeddedRedis;
 import io.rlscheduler.worker.SchedulerWorker;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * A whole cluster in one process: Redis (a real redis-server started here unless {@code REDIS_URL}
- * names one), a master and two workers with two GPU ids each, and a sweep of {@code train.py}
+ * A whole cluster in one process: Redis (an {@link EmbeddedRedis} started here unless
+ * {@code REDIS_URL} names a server), a master and two workers with two GPU ids each, and a sweep of {@code train.py}
  * runs (three learning rates by two seeds, one GPU each). Follows one run's log live, waits for
  * all, and prints a table; the last line is {@code demo: N tasks, N succeeded, 0 failed}. Exits 0
  * only if every run succeeded. Run from the repository root (it needs {@code scripts/train.py}).
@@ -48,13 +49,16 @@ public final class LocalClusterDemo {
         int succeeded = 0;
         int total = 0;
         long started = System.nanoTime();
-        try (TestRedis redis = TestRedis.fromEnvironment()) {
-            System.out.println("demo: Redis at " + redis.getUri() + (redis.isExternal() ? " (REDIS_URL)" : " (embedded)"));
+        String external = System.getenv("REDIS_URL");
+        boolean embedded = external == null || external.isBlank();
+        try (EmbeddedRedis server = embedded ? EmbeddedRedis.start() : null) {
+            RedisURI redis = RedisURI.create(embedded ? server.getUrl() : external.trim());
+            System.out.println("demo: Redis at " + redis + (embedded ? " (embedded)" : " (REDIS_URL)"));
             byte[] secret = new byte[32];
             new SecureRandom().nextBytes(secret);
             CoreOptions core = CoreOptions.builder().namespace("demo-" + UUID.randomUUID().toString().substring(0, 8)).build();
             try (SchedulerMaster master = SchedulerMaster.builder()
-                         .redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(secret)
+                         .redis(redis).bindHost("127.0.0.1").rpcPort(0).secret(secret)
                          .coreOptions(core).logDirectory(root.resolve("logs")).build().start();
                  SchedulerWorker w1 = worker("gpu-box-1", master, redis, secret, core, root, 0, 1);
                  SchedulerWorker w2 = worker("gpu-box-2", master, redis, secret, core, root, 2, 3)) {
@@ -109,11 +113,11 @@ public final class LocalClusterDemo {
         System.exit(total > 0 && succeeded == total ? 0 : 1);
     }
 
-    private static SchedulerWorker worker(String id, SchedulerMaster master, TestRedis redis, byte[] secret,
+    private static SchedulerWorker worker(String id, SchedulerMaster master, RedisURI redis, byte[] secret,
                                           CoreOptions core, Path root, Integer... gpus) {
         return SchedulerWorker.builder()
                 .masters("127.0.0.1:" + master.getRpcAddress().getPort())
-                .redis(redis.getUri()).workerId(id).secret(secret).coreOptions(core)
+                .redis(redis).workerId(id).secret(secret).coreOptions(core)
                 .gpuIds(gpus).cpuSlots(2).scriptRoots(root.resolve("scripts")).runRoot(root.resolve("runs"))
                 .build().start();
     }

@@ -44,7 +44,7 @@ public final class WorkerMain {
                 .cpuSlots(Integer.parseInt(s.get("cpu-slots", String.valueOf(Runtime.getRuntime().availableProcessors()))))
                 .scriptRoots(Path.of(s.get("scripts", "scripts")))
                 .runRoot(Path.of(s.get("runs", "runs")))
-                .killGrace(s.millis("kill-grace-ms", SchedulerWorker.DEFAULT_KILL_GRACE))
+                .killGrace(s.millis("kill-grace-ms", io.rlscheduler.worker.WorkerOptions.DEFAULT_KILL_GRACE))
                 .coreOptions(s.coreOptions());
         String gpus = s.get("gpus", null);
         if (gpus != null) {

@@ -380,9 +380,9 @@ public final class SchedulerMaster implements AutoCloseable {
     /**
      * Adds a listener of task and worker events (every transition made by any master, worker or
      * reaper of this namespace while the listener is registered, and the notices described at
-     * {@link TaskEvent#getType()}). Called on the event thread;
+     * {@link TaskEvent#getKind()}). Called on the event thread;
      * must not block: a listener that holds the thread for long enough makes the master fall
-     * behind the trimmed stream, and it then gets a {@link TaskEvent#GAP} event for the events
+     * behind the trimmed stream, and it then gets a {@link TaskEvent.Kind#GAP} event for the events
      * lost (so does the master, which re-reads the tasks it waits on).
      */
     public void addTaskListener(Consumer<TaskEvent> listener) {

@@ -4,9 +4,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Cleans up every {@link TestRedis} and {@link JvmProcess} still open when the JVM exits normally
- * or on SIGTERM, so an aborted test run leaves no redis-server or child JVM behind. (A JVM killed
- * with SIGKILL runs no hook; its processes then keep running until killed by hand.) Thread-safe.
+ * Kills every {@link JvmProcess} still open when the JVM exits normally or on SIGTERM, so an
+ * aborted test run leaves no child JVM behind. (A JVM killed with SIGKILL runs no hook; its
+ * processes then keep running until killed by hand. A {@link TestRedis}'s server has a hook of
+ * its own, in {@code EmbeddedRedis}.) Thread-safe.
  */
 final class Reaper {
 
@@ -17,10 +18,6 @@ final class Reaper {
     }
 
     private Reaper() {
-    }
-
-    static void register(TestRedis redis) {
-        OPEN.put(redis, redis::reap);
     }
 
     static void register(JvmProcess process) {

@@ -1,37 +1,31 @@
 package io.rlscheduler.testkit;
 
 import io.lettuce.core.RedisURI;
-import java.io.IOException;
+import io.rlscheduler.redis.embedded.EmbeddedRedis;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Redis server for tests: either a redis-server process this JVM started and controls, or an
- * external server named by the {@value #REDIS_URL_ENV} environment variable.
+ * A Redis server for tests: either a redis-server process this JVM started and controls (an
+ * {@link EmbeddedRedis}), or an external server named by the {@value #REDIS_URL_ENV} environment
+ * variable.
  *
- * <p>A started server listens on 127.0.0.1 on a port that was free at start, keeps its data in
- * a fresh temporary directory, and runs with
+ * <p>A started server is an {@link EmbeddedRedis} with its defaults: 127.0.0.1, a port that was
+ * free at start, a fresh temporary data directory, and
  * {@code --appendonly yes --appendfsync always --save "" --protected-mode no
  * --maxmemory-policy noeviction}: every write is in the AOF file, fsynced, before its reply is
  * sent, so a {@link #kill() kill -9} loses nothing that a client saw acknowledged, and
  * {@link #restart()} (same port, same directory) brings it all back. Its stdout and stderr go to
- * {@code redis.log} in the data directory; a failed start quotes the end of it.
+ * {@code redis.log} in the data directory; a failed start quotes the end of it. A server still
+ * open when the JVM exits is stopped and its directory deleted.
  *
- * <p>Costs: starting takes a few tens of milliseconds on an idle machine (the first start in a
- * JVM also copies the 10 MB binary, see {@link RedisBinary}); readiness is awaited by polling
- * {@code PING} for at most {@link #START_TIMEOUT}. Since every write is fsynced, a write is
- * bounded by the disk's fsync latency (typically well under a millisecond on tmpfs or SSD).
+ * <p>Costs: as {@link EmbeddedRedis}'s, a few tens of milliseconds to start on an idle machine,
+ * and every write bounded by the disk's fsync latency.
  *
  * <p>An external server ({@link #isExternal()}) is shared, possibly with other test runs: it is
  * never flushed, stopped, killed or restarted. {@link #stop()}, {@link #kill()} and
@@ -56,36 +50,28 @@ public final class TestRedis implements AutoCloseable {
     public static final String REDIS_URL_ENV = "REDIS_URL";
 
     /** How long a start or restart may take until the server answers {@code PING}: 30 s. */
-    public static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration START_TIMEOUT = EmbeddedRedis.DEFAULT_START_TIMEOUT;
 
     /** How long {@link #stop()} waits for a SIGTERM to end the server before it kills it: 10 s. */
-    public static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration STOP_TIMEOUT = EmbeddedRedis.DEFAULT_STOP_TIMEOUT;
 
     /** Command timeout put into every {@link #getUri()} of a started server: 10 s. */
     public static final Duration CLIENT_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Logger log = LoggerFactory.getLogger(TestRedis.class);
 
-    private static final String HOST = "127.0.0.1";
-    private static final String LOG_FILE = "redis.log";
-    private static final int MAX_PORT_ATTEMPTS = 5;
-    private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
-    private static final long POLL_MILLIS = 20;
-
     private final String externalUrl;
     private final String host;
     private final int port;
-    private final Path dataDir;
+    private final EmbeddedRedis server;
 
-    private volatile Process process;
     private boolean closed;
 
-    private TestRedis(String externalUrl, String host, int port, Path dataDir, Process process) {
+    private TestRedis(String externalUrl, String host, int port, EmbeddedRedis server) {
         this.externalUrl = externalUrl;
         this.host = host;
         this.port = port;
-        this.dataDir = dataDir;
-        this.process = process;
+        this.server = server;
     }
 
     /**
@@ -98,37 +84,8 @@ public final class TestRedis implements AutoCloseable {
      * @throws UncheckedIOException if the data directory cannot be created or the binary run
      */
     public static TestRedis start() {
-        Path dir;
-        try {
-            dir = Files.createTempDirectory("rls-redis-");
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot create a data directory for redis-server", e);
-        }
-        try {
-            for (int attempt = 1; ; attempt++) {
-                int port = FreePort.pick();
-                long began = System.nanoTime();
-                Process p = launch(port, dir, false);
-                try {
-                    awaitReady(p, port, dir);
-                } catch (IllegalStateException e) {
-                    if (attempt < MAX_PORT_ATTEMPTS && !p.isAlive()
-                            && logTail(dir).contains("Address already in use")) {
-                        log.debug("Port {} was taken before redis-server bound it; retrying", port);
-                        continue;
-                    }
-                    throw e;
-                }
-                TestRedis redis = new TestRedis(null, HOST, port, dir, p);
-                Reaper.register(redis);
-                log.info("redis-server pid {} ready on {}:{} in {} ms, data in {}", p.pid(), HOST,
-                        port, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began), dir);
-                return redis;
-            }
-        } catch (RuntimeException e) {
-            deleteTree(dir);
-            throw e;
-        }
+        EmbeddedRedis server = EmbeddedRedis.start();
+        return new TestRedis(null, server.getHost(), server.getPort(), server);
     }
 
     /**
@@ -139,7 +96,7 @@ public final class TestRedis implements AutoCloseable {
      */
     public static TestRedis external(String url) {
         RedisURI uri = RedisURI.create(url);
-        return new TestRedis(url, uri.getHost(), uri.getPort(), null, null);
+        return new TestRedis(url, uri.getHost(), uri.getPort(), null);
     }
 
     /**
@@ -204,11 +161,7 @@ public final class TestRedis implements AutoCloseable {
      * state this JVM does not track.
      */
     public boolean isRunning() {
-        if (externalUrl != null) {
-            return true;
-        }
-        Process p = process;
-        return p != null && p.isAlive();
+        return server == null || server.isRunning();
     }
 
     /**
@@ -219,11 +172,7 @@ public final class TestRedis implements AutoCloseable {
      */
     public long pid() {
         requireControllable("pid");
-        Process p = process;
-        if (p == null || !p.isAlive()) {
-            throw new IllegalStateException("redis-server on port " + port + " is not running");
-        }
-        return p.pid();
+        return server.pid();
     }
 
     /**
@@ -234,7 +183,7 @@ public final class TestRedis implements AutoCloseable {
      */
     public Path getDataDir() {
         requireControllable("getDataDir");
-        return dataDir;
+        return server.getDataDirectory();
     }
 
     /**
@@ -248,23 +197,13 @@ public final class TestRedis implements AutoCloseable {
     public synchronized void stop() {
         requireControllable("stop");
         requireOpen();
-        Process p = process;
-        process = null;
-        if (p == null || !p.isAlive()) {
-            return;
-        }
-        p.destroy();
-        if (!waitForExit(p, STOP_TIMEOUT)) {
-            log.warn("redis-server pid {} ignored SIGTERM for {}; killing it", p.pid(), STOP_TIMEOUT);
-            destroyForcibly(p);
-        }
-        log.info("redis-server pid {} on port {} stopped (exit {})", p.pid(), port, p.exitValue());
+        server.stop();
     }
 
     /**
-     * Kills the server with SIGKILL ({@link Process#destroyForcibly()}), as a crash would, and
-     * waits until the process has exited. Anything acknowledged before is in the AOF and comes
-     * back on {@link #restart()}. Does nothing if the server is not running.
+     * Kills the server with SIGKILL, as a crash would, and waits until the process has exited.
+     * Anything acknowledged before is in the AOF and comes back on {@link #restart()}. Does
+     * nothing if the server is not running.
      *
      * @throws UnsupportedOperationException for an external server
      * @throws IllegalStateException if closed, or the process does not exit within
@@ -273,13 +212,17 @@ public final class TestRedis implements AutoCloseable {
     public synchronized void kill() {
         requireControllable("kill");
         requireOpen();
-        Process p = process;
-        process = null;
-        if (p == null || !p.isAlive()) {
+        if (!server.isRunning()) {
             return;
         }
-        destroyForcibly(p);
-        log.info("redis-server pid {} on port {} killed (exit {})", p.pid(), port, p.exitValue());
+        ProcessHandle handle = server.toHandle();
+        // A forked child (an AOF rewrite) would survive its parent's SIGKILL; take it too.
+        handle.descendants().forEach(ProcessHandle::destroyForcibly);
+        handle.destroyForcibly();
+        // Waits for the process to exit, as a stop does; the SIGKILL was first, so the server
+        // never sees the stop's SIGTERM.
+        server.stop();
+        log.info("redis-server pid {} on port {} killed (SIGKILL)", handle.pid(), port);
     }
 
     /**
@@ -294,13 +237,7 @@ public final class TestRedis implements AutoCloseable {
     public synchronized void restart() {
         requireControllable("restart");
         requireOpen();
-        stop();
-        long began = System.nanoTime();
-        Process p = launch(port, dataDir, true);
-        awaitReady(p, port, dataDir);
-        process = p;
-        log.info("redis-server pid {} ready again on {}:{} in {} ms", p.pid(), host, port,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
+        server.restart();
     }
 
     /**
@@ -313,29 +250,8 @@ public final class TestRedis implements AutoCloseable {
             return;
         }
         closed = true;
-        if (externalUrl != null) {
-            return;
-        }
-        Reaper.unregister(this);
-        Process p = process;
-        process = null;
-        if (p != null && p.isAlive()) {
-            destroyForcibly(p);
-        }
-        deleteTree(dataDir);
-        log.debug("redis-server on port {} closed", port);
-    }
-
-    /** Kills the process and deletes the data directory without taking the lock; for the shutdown hook. */
-    void reap() {
-        Process p = process;
-        if (p != null) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            waitForExit(p, Duration.ofSeconds(2));
-        }
-        if (dataDir != null) {
-            deleteTree(dataDir);
+        if (server != null) {
+            server.close();
         }
     }
 
@@ -343,7 +259,7 @@ public final class TestRedis implements AutoCloseable {
     public String toString() {
         return externalUrl != null
                 ? "TestRedis{external " + externalUrl + '}'
-                : "TestRedis{" + host + ':' + port + ", dir=" + dataDir + '}';
+                : "TestRedis{" + host + ':' + port + ", dir=" + server.getDataDirectory() + '}';
     }
 
     private void requireControllable(String what) {
@@ -357,109 +273,6 @@ public final class TestRedis implements AutoCloseable {
     private void requireOpen() {
         if (closed) {
             throw new IllegalStateException("TestRedis on port " + port + " is closed");
-        }
-    }
-
-    private static Process launch(int port, Path dir, boolean appendLog) {
-        List<String> command = List.of(
-                RedisBinary.path().toString(),
-                "--port", Integer.toString(port),
-                "--bind", HOST,
-                "--dir", dir.toString(),
-                "--appendonly", "yes",
-                "--appendfsync", "always",
-                "--save", "",
-                "--protected-mode", "no",
-                "--maxmemory-policy", "noeviction",
-                "--daemonize", "no");
-        Path logFile = dir.resolve(LOG_FILE);
-        ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(dir.toFile())
-                .redirectErrorStream(true)
-                .redirectOutput(appendLog
-                        ? ProcessBuilder.Redirect.appendTo(logFile.toFile())
-                        : ProcessBuilder.Redirect.to(logFile.toFile()));
-        try {
-            return builder.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot run " + command.get(0), e);
-        }
-    }
-
-    /**
-     * Polls {@code PING} until it answers, the process exits or {@link #START_TIMEOUT} passes.
-     * Between polls it waits on the process itself, so an early exit is seen at once. Kills the
-     * process before throwing.
-     */
-    private static void awaitReady(Process p, int port, Path dir) {
-        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        try {
-            while (true) {
-                if (!p.isAlive()) {
-                    throw new IllegalStateException("redis-server on port " + port
-                            + " exited with " + p.exitValue() + " while starting; end of "
-                            + dir.resolve(LOG_FILE) + ":\n" + logTail(dir));
-                }
-                if (RedisProbe.answersPing(HOST, port, PROBE_TIMEOUT)) {
-                    return;
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    destroyForcibly(p);
-                    throw new IllegalStateException("redis-server on port " + port
-                            + " did not answer PING within " + START_TIMEOUT + "; end of "
-                            + dir.resolve(LOG_FILE) + ":\n" + logTail(dir));
-                }
-                p.waitFor(POLL_MILLIS, TimeUnit.MILLISECONDS);
-            }
-        } catch (InterruptedException e) {
-            destroyForcibly(p);
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while redis-server was starting", e);
-        }
-    }
-
-    private static void destroyForcibly(Process p) {
-        // A forked child (an AOF rewrite) would survive its parent's SIGKILL; take it too.
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        if (!waitForExit(p, STOP_TIMEOUT)) {
-            throw new IllegalStateException("redis-server pid " + p.pid()
-                    + " still alive " + STOP_TIMEOUT + " after SIGKILL");
-        }
-    }
-
-    private static boolean waitForExit(Process p, Duration timeout) {
-        try {
-            return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return !p.isAlive();
-        }
-    }
-
-    private static String logTail(Path dir) {
-        try {
-            List<String> lines = Files.readAllLines(dir.resolve(LOG_FILE), StandardCharsets.ISO_8859_1);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-        } catch (IOException | UncheckedIOException e) {
-            return "(no log: " + e + ")";
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> {
-                try {
-                    Files.deleteIfExists(path);
-                } catch (IOException e) {
-                    log.warn("Cannot delete {}: {}", path, e.toString());
-                }
-            });
-        } catch (IOException | UncheckedIOException e) {
-            log.warn("Cannot delete {}: {}", dir, e.toString());
         }
     }
 }

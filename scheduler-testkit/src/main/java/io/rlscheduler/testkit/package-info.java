@@ -4,16 +4,15 @@
  *
  * <ul>
  *   <li>{@link io.rlscheduler.testkit.TestRedis}: one redis-server process on a free loopback
- *       port with AOF on ({@code appendfsync always}) in its own temporary directory, which a
- *       test can {@link io.rlscheduler.testkit.TestRedis#stop() stop},
+ *       port with AOF on ({@code appendfsync always}) in its own temporary directory (an
+ *       {@code EmbeddedRedis} of scheduler-embedded-redis), which a test can
+ *       {@link io.rlscheduler.testkit.TestRedis#stop() stop},
  *       {@link io.rlscheduler.testkit.TestRedis#kill() kill -9} and
  *       {@link io.rlscheduler.testkit.TestRedis#restart() restart} on the same port and data;
  *       or, when the {@code REDIS_URL} environment variable is set, that external server.</li>
  *   <li>{@link io.rlscheduler.testkit.RedisExtension}: a JUnit 5 extension that runs one such
  *       server per test class and injects it, a Lettuce client and connection, and a
  *       per-test {@link io.rlscheduler.testkit.RedisNamespace} into test methods.</li>
- *   <li>{@link io.rlscheduler.testkit.RedisBinary}: where the redis-server executable comes
- *       from (the one shipped in the embedded-redis jar, unless overridden).</li>
  *   <li>{@link io.rlscheduler.testkit.FaultProxy}: a loopback TCP proxy put between a client and
  *       a server that can {@link io.rlscheduler.testkit.FaultProxy#cut() cut} the connections or
  *       {@link io.rlscheduler.testkit.FaultProxy#blackhole() blackhole} them (a partition TCP

@@ -78,14 +78,6 @@ public final class SchedulerWorker implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SchedulerWorker.class);
 
-    /**
-     * The default grace between TERM and KILL.
-     *
-     * @deprecated use {@link WorkerOptions#DEFAULT_KILL_GRACE}
-     */
-    @Deprecated
-    public static final Duration DEFAULT_KILL_GRACE = WorkerOptions.DEFAULT_KILL_GRACE;
-
     private final WorkerOptions options;
     private final RedisClient client;
     /** The client the worker made itself (on the JVM's shared Lettuce threads); null for a user's client. */

@@ -35,7 +35,7 @@ final class Completions implements Consumer<TaskEvent>, AutoCloseable {
 
     @Override
     public void accept(TaskEvent event) {
-        if (event.getTo() == TaskState.SUCCEEDED && "task".equals(event.getType())) {
+        if (event.getTo() == TaskState.SUCCEEDED && event.getKind() == TaskEvent.Kind.TASK) {
             String id = event.getTaskId();
             if (id != null && id.startsWith(prefix)) {
                 long now = System.nanoTime();

@@ -472,7 +472,7 @@ public final class Failover implements EndToEndBenchmark {
         @Override
         public void accept(TaskEvent event) {
             long now = System.nanoTime();
-            if ("task".equals(event.getType())) {
+            if (event.getKind() == TaskEvent.Kind.TASK) {
                 synchronized (seen) {
                     seen.add(new Seen(now, event));
                 }

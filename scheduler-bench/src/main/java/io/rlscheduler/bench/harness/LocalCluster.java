@@ -5,7 +5,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.master.SchedulerMaster;
-import io.rlscheduler.testkit.RedisBinary;
+import io.rlscheduler.redis.embedded.RedisServerBinary;
 import io.rlscheduler.testkit.TestRedis;
 import io.rlscheduler.worker.SchedulerWorker;
 import io.rlscheduler.worker.TaskExecutor;
@@ -136,7 +136,7 @@ public final class LocalCluster implements AutoCloseable {
                 : "appendonly=" + appendonly + ", appendfsync=" + admin.configGet("appendfsync").get("appendfsync");
         return redis.isExternal()
                 ? "external Redis " + redis.getUri() + " (its persistence left as is: " + settings + ")"
-                : "redis-server " + shortVersion(RedisBinary.version()) + " started on port " + redis.getPort() + " (" + settings + ")";
+                : "redis-server " + shortVersion(RedisServerBinary.version()) + " started on port " + redis.getPort() + " (" + settings + ")";
     }
 
     /** "Redis server v=6.2.11 sha=..." to "6.2.11". */

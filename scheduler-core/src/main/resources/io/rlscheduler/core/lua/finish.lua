@@ -27,16 +27,17 @@ local function finish(task_id, epoch, worker, session, final, exit_code, error, 
   end
   release(st)
   local reason = final == 'SUCCEEDED' and 'exited with code 0' or (error ~= '' and error or final:lower())
-  local err = transition(st, final, now_ms, reason, 'worker')
-  if err then return {r = 'ERROR', error = err.err} end
+  -- Set before the transition: its event carries the exit code and the line count.
   if exit_code ~= '' then
     st.has_exit_code = true
     st.exit_code = exit_code
   end
+  if log_lines ~= '' then st.log_lines = log_lines end
+  local err = transition(st, final, now_ms, reason, 'worker')
+  if err then return {r = 'ERROR', error = err.err} end
   st.error = error
   st.metrics = metrics
   st.run_dir = run_dir
-  if log_lines ~= '' then st.log_lines = log_lines end
   st.finished_at = ms_text(now_ms)
   st.deadline = '0'
   redis.call('ZREM', K_DEADLINES, st.id)

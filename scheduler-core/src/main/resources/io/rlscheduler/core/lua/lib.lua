@@ -112,15 +112,18 @@ end
 -- the entry as it always was, type=task with the nine fields below; a run with more writes them
 -- EVENTS_PER_ENTRY to an entry (a lone one left over is written as a run's single one would be):
 -- type=tasks, n=<count>, then fields "1".."n", each one
--- transition as text, tab-separated: task, from, to, epoch, worker, attempt, via, at, reason
--- (reason last, as the only field that may hold a tab: readers split into at most nine). One
+-- transition as text, tab-separated: task, from, to, epoch, worker, attempt, via, at, lines, exit,
+-- reason (reason last, as the only field that may hold a tab: readers split into at most eleven).
+-- lines and exit are set only on an end its worker recorded (via=worker): the output lines the
+-- attempt printed and its exit code ('' when it has none); the single form then has them as two
+-- more fields. They make that event the one source of an attempt's end for the masters. One
 -- XADD per run instead of one per transition: a task's four transitions cost four XADDs, their
 -- arguments, and four entries for every subscriber to read.
 local EVENTS_PER_ENTRY = 64
 local ev_n = 0
 local ev_buf = {}
 -- The first buffered transition's fields, for a run that ends with just one.
-local e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at
+local e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at, e_lines, e_exit
 
 local function flush_events()
   local n = ev_n
@@ -128,10 +131,14 @@ local function flush_events()
   -- Emptied before the XADD: if it fails, the epilogue must not write the same events again
   -- (from a cleared buffer), hiding the real error.
   ev_n = 0
-  if n == 1 then
+  if n == 1 and e_lines == '' then
     redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'task', 'task', e_id, 'from', e_from,
                'to', e_to, 'epoch', e_epoch, 'worker', e_worker, 'attempt', e_attempt, 'reason', e_reason,
                'via', e_via, 'at', e_at)
+  elseif n == 1 then
+    redis.call('XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'task', 'task', e_id, 'from', e_from,
+               'to', e_to, 'epoch', e_epoch, 'worker', e_worker, 'attempt', e_attempt, 'reason', e_reason,
+               'via', e_via, 'at', e_at, 'lines', e_lines, 'exit', e_exit)
   else
     local args = {'XADD', K_EVENTS, 'MAXLEN', '~', EVENTS_MAXLEN, '*', 'type', 'tasks', 'n', fmt(n)}
     local a = #args
@@ -156,24 +163,24 @@ local function emit(kind, fields)
   return redis.call(unpack(args))
 end
 
-local function event_text(id, from, to, epoch, worker, attempt, via, at, reason)
+local function event_text(id, from, to, epoch, worker, attempt, via, at, lines, exit, reason)
   return id .. '\t' .. from .. '\t' .. to .. '\t' .. epoch .. '\t' .. worker .. '\t' .. attempt .. '\t' .. via .. '\t'
-      .. at .. '\t' .. reason
+      .. at .. '\t' .. lines .. '\t' .. exit .. '\t' .. reason
 end
 
 -- A task transition's event, buffered until the run ends (flush_events). The first is kept as
 -- its fields and turned into text only when a second comes.
-local function emit_task(id, from, to, epoch, worker, attempt, reason, via, at)
+local function emit_task(id, from, to, epoch, worker, attempt, reason, via, at, lines, exit)
   if ev_n == EVENTS_PER_ENTRY then flush_events() end
-  at = ms_text(at)
+  at, lines, exit = ms_text(at), lines or '', exit or ''
   if ev_n == 0 then
-    e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at =
-        id, from, to, epoch, worker, attempt, reason, via, at
+    e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_reason, e_via, e_at, e_lines, e_exit =
+        id, from, to, epoch, worker, attempt, reason, via, at, lines, exit
   else
     if ev_n == 1 then
-      ev_buf[1] = event_text(e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_via, e_at, e_reason)
+      ev_buf[1] = event_text(e_id, e_from, e_to, e_epoch, e_worker, e_attempt, e_via, e_at, e_lines, e_exit, e_reason)
     end
-    ev_buf[ev_n + 1] = event_text(id, from, to, epoch, worker, attempt, via, at, reason)
+    ev_buf[ev_n + 1] = event_text(id, from, to, epoch, worker, attempt, via, at, lines, exit, reason)
   end
   ev_n = ev_n + 1
 end
@@ -201,7 +208,12 @@ local function transition(st, to, now_ms, reason, via)
   -- QUEUED's index is the queue, which the callers keep (submit and requeue add, claim and cancel remove).
   if from ~= 'QUEUED' then redis.call('ZREM', K_STATE[from], st.id) end
   if to ~= 'QUEUED' then redis.call('ZADD', K_STATE[to], st.seq, st.id) end
-  emit_task(st.id, from, to, st.epoch, st.worker or '', st.attempt, reason or '', via or '', now_ms)
+  local lines, exit = '', ''
+  if via == 'worker' and TERMINAL[to] then
+    lines = st.log_lines or ''
+    exit = st.has_exit_code and st.exit_code or ''
+  end
+  emit_task(st.id, from, to, st.epoch, st.worker or '', st.attempt, reason or '', via or '', now_ms, lines, exit)
   return nil
 end
 

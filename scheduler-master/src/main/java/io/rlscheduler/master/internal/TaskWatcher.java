@@ -306,9 +306,9 @@ public final class TaskWatcher implements AutoCloseable {
     }
 
     private void onEvent(TaskEvent event) {
-        if (TaskEvent.GAP.equals(event.getType())) {
+        if (event.getKind() == TaskEvent.Kind.GAP) {
             onGap(event);
-        } else if ("task".equals(event.getType())) {
+        } else if (event.getKind() == TaskEvent.Kind.TASK) {
             TaskState to = event.getTo();
             String via = event.getFields().getOrDefault("via", "");
             if (to != null && to.isTerminal()) {

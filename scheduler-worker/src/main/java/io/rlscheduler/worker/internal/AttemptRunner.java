@@ -1,9 +1,7 @@
 package io.rlscheduler.worker.internal;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectReader;
+import io.rlscheduler.core.internal.MetricLines;
+import io.rlscheduler.core.internal.Json;
 import io.netty.channel.Channel;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskLease;
@@ -43,9 +41,6 @@ import org.slf4j.LoggerFactory;
 public final class AttemptRunner {
 
     private static final Logger log = LoggerFactory.getLogger(AttemptRunner.class);
-    private static final ObjectReader PARAMETERS = new ObjectMapper()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .readerFor(new TypeReference<LinkedHashMap<String, Object>>() { });
     /** The most metric objects kept in each attempt's series. */
     private static final int METRIC_SERIES_LIMIT = 1000;
 
@@ -137,7 +132,7 @@ public final class AttemptRunner {
         try {
             String json = task.getParametersJson();
             Map<String, Object> parameters = json.isEmpty() || json.equals("{}") ? new LinkedHashMap<>()
-                    : PARAMETERS.readValue(json);
+                    : Json.exactMap(json);
             RunDirectories.Attempt dirs = executor.usesRunDirectories()
                     ? runDirectories.prepare(task.getTaskId(), task.getAttempt(), parameters)
                     : runDirectories.locate(task.getTaskId(), task.getAttempt());
@@ -228,7 +223,7 @@ public final class AttemptRunner {
                 if (stream == LogStream.LOG_STREAM_STDERR && lines.startsWith(i, PythonTaskExecutor.KEEPALIVE_FENCE_LINE)) {
                     // The launcher stopped the task itself: keepalives stopped, so the lease may lapse.
                     attempt.setLauncherFenced();
-                } else if (lines.startsWith(i, MetricsCollector.PREFIX)) {
+                } else if (lines.startsWith(i, MetricLines.PREFIX)) {
                     attempt.getMetrics().offer(lines.text(i));
                 }
             }

@@ -1,9 +1,8 @@
 package io.rlscheduler.worker.internal;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
+import io.rlscheduler.core.internal.MetricLines;
+import io.rlscheduler.core.internal.Json;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -16,15 +15,9 @@ import java.util.List;
  */
 public final class MetricsCollector {
 
-    /** The prefix of a metrics line. */
-    public static final String PREFIX = "RLS_METRIC ";
-
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true));
 
     private final int seriesLimit;
-    private final ObjectNode latest = JSON.createObjectNode();
+    private final ObjectNode latest = Json.object();
     private final ArrayDeque<JsonNode> series = new ArrayDeque<>();
     private long count;
     /** {@link #latestJson()} until the next metric: asked twice per attempt end, changed rarely. */
@@ -36,16 +29,8 @@ public final class MetricsCollector {
 
     /** Takes a line of output; returns whether it was a metrics line. */
     public boolean offer(String line) {
-        if (!line.startsWith(PREFIX)) {
-            return false;
-        }
-        JsonNode node;
-        try {
-            node = JSON.readTree(line.substring(PREFIX.length()));
-        } catch (java.io.IOException e) {
-            return false;
-        }
-        if (node == null || !node.isObject()) {
+        ObjectNode node = MetricLines.parse(line);
+        if (node == null) {
             return false;
         }
         synchronized (this) {

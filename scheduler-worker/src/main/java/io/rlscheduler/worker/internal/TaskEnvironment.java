@@ -1,5 +1,6 @@
 package io.rlscheduler.worker.internal;
 
+import io.rlscheduler.core.internal.ReservedEnvironment;
 import io.rlscheduler.worker.TaskContext;
 
 import java.util.LinkedHashMap;
@@ -16,14 +17,12 @@ import java.util.StringJoiner;
 public final class TaskEnvironment {
 
     /** The GPUs the task may use, as CUDA device indices. */
-    public static final String CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES";
+    public static final String CUDA_VISIBLE_DEVICES = ReservedEnvironment.CUDA_VISIBLE_DEVICES;
     /**
      * How CUDA numbers devices. Set to {@code PCI_BUS_ID} so that ids mean what nvidia-smi shows;
      * CUDA's default ({@code FASTEST_FIRST}) can number a mixed machine's GPUs differently.
      */
-    public static final String CUDA_DEVICE_ORDER = "CUDA_DEVICE_ORDER";
-    /** Prefix of the variables the scheduler owns. */
-    public static final String RESERVED_PREFIX = "RLS_";
+    public static final String CUDA_DEVICE_ORDER = ReservedEnvironment.CUDA_DEVICE_ORDER;
 
     private TaskEnvironment() {
     }
@@ -52,20 +51,14 @@ public final class TaskEnvironment {
         for (Map.Entry<String, String> e : context.getEnvironment().entrySet()) {
             String key = e.getKey();
             checkKey(key);
-            if (isReserved(key)) {
-                throw new IllegalArgumentException("the task's environment must not set " + key
-                        + ": the scheduler sets it (" + CUDA_VISIBLE_DEVICES + ", " + CUDA_DEVICE_ORDER + " and "
-                        + RESERVED_PREFIX + "* are reserved)");
+            if (ReservedEnvironment.isReserved(key)) {
+                throw new IllegalArgumentException("the task's environment must not set " + key + ": "
+                        + ReservedEnvironment.describe());
             }
             TaskParameters.checkNoNul("environment variable " + key, e.getValue());
             env.put(key, e.getValue());
         }
         return env;
-    }
-
-    /** Returns whether the task spec may not set {@code key}. */
-    public static boolean isReserved(String key) {
-        return key.equals(CUDA_VISIBLE_DEVICES) || key.equals(CUDA_DEVICE_ORDER) || key.startsWith(RESERVED_PREFIX);
     }
 
     /** Returns the ids joined by ',': the empty string for none, which hides every GPU. */

@@ -1,8 +1,7 @@
 package io.rlscheduler.worker.internal;
 
+import io.rlscheduler.core.internal.Json;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -15,14 +14,12 @@ import java.util.Map;
  */
 public final class TaskParameters {
 
-    /** Shared; ObjectMapper is thread-safe once configured. */
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     /** What {@link #toJson} writes for no parameters, by the same mapper: written once, copied per call. */
     private static final byte[] EMPTY_JSON;
 
     static {
         try {
-            EMPTY_JSON = JSON.writeValueAsBytes(Map.of());
+            EMPTY_JSON = Json.pretty().writeValueAsBytes(Map.of());
         } catch (JsonProcessingException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -70,7 +67,7 @@ public final class TaskParameters {
         } else if (value instanceof Number) {
             checkFinite(name, (Number) value);
             try {
-                text = JSON.writeValueAsString(value);
+                text = Json.pretty().writeValueAsString(value);
             } catch (JsonProcessingException e) {
                 throw new IllegalArgumentException("parameter '" + name + "' cannot be written as JSON: " + e.getMessage(), e);
             }
@@ -114,7 +111,7 @@ public final class TaskParameters {
             format(checkName(e.getKey()), e.getValue());
         }
         try {
-            return JSON.writeValueAsBytes(parameters);
+            return Json.pretty().writeValueAsBytes(parameters);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("parameters cannot be written as JSON: " + e.getMessage(), e);
         }

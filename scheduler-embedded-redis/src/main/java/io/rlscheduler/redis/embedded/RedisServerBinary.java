@@ -1,4 +1,4 @@
-package io.rlscheduler.testkit;
+package io.rlscheduler.redis.embedded;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 import redis.embedded.core.ExecutableProvider;
 
 /**
- * Locates the redis-server executable that {@link TestRedis} launches.
+ * Locates the redis-server executable that {@link EmbeddedRedis} launches.
  *
  * <p>By default this is the binary for the current OS and architecture that the embedded-redis
  * jar ships as a resource (Redis 6.2.x for Linux x86/x86_64/arm64 and macOS x86_64/arm64, 5.0
@@ -26,7 +26,7 @@ import redis.embedded.core.ExecutableProvider;
  *
  * <p>Thread-safe: resolution happens once, under a lock.
  */
-public final class RedisBinary {
+public final class RedisServerBinary {
 
     /** System property naming a redis-server executable to use instead of the shipped one. */
     public static final String BINARY_PROPERTY = "rlscheduler.redis.server";
@@ -34,12 +34,12 @@ public final class RedisBinary {
     /** Environment variable naming a redis-server executable to use instead of the shipped one. */
     public static final String BINARY_ENV = "REDIS_SERVER_BINARY";
 
-    private static final Logger log = LoggerFactory.getLogger(RedisBinary.class);
+    private static final Logger log = LoggerFactory.getLogger(RedisServerBinary.class);
 
     private static Path path;
     private static String version;
 
-    private RedisBinary() {
+    private RedisServerBinary() {
     }
 
     /**

@@ -1,4 +1,4 @@
-package io.rlscheduler.testkit;
+package io.rlscheduler.redis.embedded;
 
 import java.io.BufferedReader;
 import java.io.IOException;

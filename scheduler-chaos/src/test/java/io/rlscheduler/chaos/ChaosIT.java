@@ -1,6 +1,7 @@
-package io.rlscheduler.examples;
+package io.rlscheduler.chaos;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,12 +15,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ChaosIT {
 
     static final long SEED = 20240601;
+    static final Path REPO_SCRIPTS = Path.of(System.getProperty("user.dir")).getParent().resolve("scripts");
 
     @Test
     void shortChaosRunLosesNothingDuplicatesNothingAndNeverRunsATaskTwiceAtOnce() throws Exception {
         Path work = Path.of("target", "chaos-it", "seed-" + SEED + "-" + System.currentTimeMillis()).toAbsolutePath();
-        ChaosRun.Report report = ChaosRun.run(new ChaosRun.Options().seed(SEED).tasks(12).durationS(30).budgetS(85)
-                .workdir(work).scripts(Cluster.REPO_SCRIPTS), System.out);
+        ChaosReport report = ChaosRun.run(ChaosOptions.builder().seed(SEED).tasks(12).duration(Duration.ofSeconds(30))
+                .budget(Duration.ofSeconds(85)).workdir(work).scripts(REPO_SCRIPTS).build(), System.out);
         assertThat(report.getProblems()).as("problems found (workdir %s)", work).isEmpty();
         assertThat(report.summary())
                 .isEqualTo("chaos: 12 tasks, 12 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping");

@@ -1,4 +1,4 @@
-package io.rlscheduler.testkit;
+package io.rlscheduler.redis.embedded;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,7 +13,7 @@ final class FreePort {
 
     /**
      * Returns a port the OS just handed out for 127.0.0.1. Another process may take it before the
-     * caller binds it; {@link TestRedis} retries with a fresh port when that happens.
+     * caller binds it; {@link EmbeddedRedis} retries with a fresh port when that happens.
      */
     static int pick() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
