@@ -1,10 +1,11 @@
 package io.rlscheduler.bench;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.LogBatch;
-import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogStream;
 import io.rlscheduler.protocol.ResourceUsage;
 import io.rlscheduler.protocol.RunningTask;
@@ -23,7 +24,6 @@ final class Payloads {
     private static final long GIB = 1024L * 1024 * 1024;
     private static final long NOW_UNIX_MS = 1_767_225_600_000L; // 2026-01-01T00:00:00Z
     private static final int LOG_LINE_CHARS = 80;
-    private static final int LOG_LINES_FIELD_NUMBER = 3;
 
     private Payloads() {
     }
@@ -60,7 +60,8 @@ final class Payloads {
 
     /**
      * Returns a log batch of ~80-character training log lines whose body is at most, and within one
-     * line of, {@code bodyBytes}.
+     * line of, {@code bodyBytes}: the lines as a worker sends them, each run of one stream one
+     * chunk (every 50th line goes to stderr).
      *
      * @param bodyBytes target serialized size of the batch
      */
@@ -69,20 +70,32 @@ final class Payloads {
                 .setTaskId("ppo-atari-breakout-seed-1")
                 .setEpoch(3);
         Random random = new Random(42);
-        int size = batch.build().getSerializedSize();
+        int size = batch.build().getSerializedSize(); // without the open chunk
+        LogChunk.Builder open = null;
+        StringBuilder text = new StringBuilder();
         for (long sequence = 1; ; sequence++) {
-            LogLine line = LogLine.newBuilder()
-                    .setSequence(100_000 + sequence)
-                    .setStream(sequence % 50 == 0 ? LogStream.LOG_STREAM_STDERR : LogStream.LOG_STREAM_STDOUT)
-                    .setTimestampUnixMs(NOW_UNIX_MS + 7 * sequence)
-                    .setText(logText(random, sequence))
-                    .build();
-            int lineSize = CodedOutputStream.computeMessageSize(LOG_LINES_FIELD_NUMBER, line);
-            if (size + lineSize > bodyBytes) {
+            LogStream stream = sequence % 50 == 0 ? LogStream.LOG_STREAM_STDERR : LogStream.LOG_STREAM_STDOUT;
+            if (open != null && open.getStream() != stream) {
+                LogChunk full = open.setText(ByteString.copyFromUtf8(text.toString())).build();
+                batch.addChunks(full);
+                size += CodedOutputStream.computeMessageSize(LogBatch.CHUNKS_FIELD_NUMBER, full);
+                open = null;
+            }
+            if (open == null) {
+                open = LogChunk.newBuilder().setFirstSequence(100_000 + sequence).setStream(stream)
+                        .setTimestampUnixMs(NOW_UNIX_MS + 7 * sequence);
+                text.setLength(0);
+            }
+            int before = text.length();
+            text.append(logText(random, sequence)).append('\n');
+            int openSize = CodedOutputStream.computeMessageSize(LogBatch.CHUNKS_FIELD_NUMBER,
+                    open.setText(ByteString.copyFromUtf8(text.toString())).build());
+            if (size + openSize > bodyBytes) {
+                if (before > 0) {
+                    batch.addChunks(open.setText(ByteString.copyFromUtf8(text.substring(0, before))));
+                }
                 return batch.build();
             }
-            batch.addLines(line);
-            size += lineSize;
         }
     }
 

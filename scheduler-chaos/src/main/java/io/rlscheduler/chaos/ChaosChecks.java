@@ -119,7 +119,7 @@ final class ChaosChecks {
         Optional<TaskLogFile.TaskLog> taskLog = evidence.log(id);
         if (taskLog.isPresent()) {
             long successEnds = taskLog.get().attempts().stream()
-                    .filter(a -> a.end != null && "SUCCEEDED".equals(String.valueOf(a.end.getFinalState()))).count();
+                    .filter(a -> a.end != null && a.end.getFinalState() == TaskState.SUCCEEDED).count();
             if (successEnds > 1) {
                 v.duplicated = true;
                 v.issues.add("log file ends " + successEnds + " attempts with state=SUCCEEDED");
@@ -183,7 +183,7 @@ final class ChaosChecks {
                     + block.lines.size() + " lines: " + (i < block.lines.size() ? "'" + block.lines.get(i) + "'" : "end")
                     + "; printed " + printed.size() + " lines: " + (i < printed.size() ? "'" + printed.get(i) + "'" : "end") + ")";
         }
-        if (block.end == null || !"SUCCEEDED".equals(String.valueOf(block.end.getFinalState())) || !block.end.isComplete()) {
+        if (block.end == null || block.end.getFinalState() != TaskState.SUCCEEDED || !block.end.isComplete()) {
             return "log of epoch " + epoch + " ends with " + (block.end == null ? "no end" : TaskLogFile.describe(block.end));
         }
         if (!block.afterEnd.isEmpty()) {

@@ -136,19 +136,19 @@ class EndToEndIT {
             assertThat(result(never).getState()).isEqualTo(TaskState.CANCELLED);
 
             LogRecord end = run.followLogs(r -> { }).whenEnded().get(20, TimeUnit.SECONDS);
-            assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+            assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
             assertThat(end.isComplete()).isTrue();
             assertThat(end.getAttempt()).isEqualTo(1);
 
             // The standby has no file and never got the report: the task record tells its followers.
             List<LogRecord> seen = new CopyOnWriteArrayList<>();
             LogRecord later = standby.task("silent-1").followLogs(seen::add).whenEnded().get(20, TimeUnit.SECONDS);
-            assertThat(later.getFinalState()).isEqualTo("SUCCEEDED");
+            assertThat(later.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
             assertThat(later.isComplete()).isTrue();
             assertThat(later.getEpoch()).isEqualTo(end.getEpoch());
             assertThat(seen).containsExactly(later);
             LogRecord cancelled = standby.task("never-ran").followLogs(r -> { }).whenEnded().get(20, TimeUnit.SECONDS);
-            assertThat(cancelled.getFinalState()).isEqualTo("CANCELLED");
+            assertThat(cancelled.getFinalState()).isEqualTo(TaskState.CANCELLED);
             assertThat(cancelled.isComplete()).as("it never ran: nothing is missing").isTrue();
 
             // Past the report grace (2 task leases) and the standby's abandon: still no file, so

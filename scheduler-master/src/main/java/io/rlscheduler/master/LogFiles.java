@@ -13,7 +13,7 @@ import java.util.List;
  * order, one {@link LogRecord.Kind#LINE} record per output line, with its attempt, epoch and
  * sequence number (from 1 per attempt, or after the lines another master acknowledged that this
  * file lacks) and its text as printed (CR and LF inside it made spaces; the stream is
- * {@code LOG_STREAM_UNSPECIFIED}: the file does not store it); and one
+ * {@link LogRecord.Stream#UNKNOWN}: the file does not store it); and one
  * {@link LogRecord.Kind#END_OF_STREAM} record where an attempt's end was written, with the state
  * it ended in, whether the log is complete, and the note of an incomplete end. Unlike a follow,
  * a file may hold several ends (one per attempt that ended), none (the attempt is still running,

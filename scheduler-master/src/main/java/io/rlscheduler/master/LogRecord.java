@@ -1,6 +1,6 @@
 package io.rlscheduler.master;
 
-import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.core.TaskState;
 import java.util.Objects;
 
 /**
@@ -24,19 +24,32 @@ public final class LogRecord {
         END_OF_STREAM
     }
 
+    /** The stream an output line was written to. */
+    public enum Stream {
+        /** The task's standard output. */
+        STDOUT,
+        /** The task's standard error. */
+        STDERR,
+        /**
+         * Not known: a line read back from the log file (which does not store the stream), a line
+         * whose worker did not say, and every END_OF_STREAM.
+         */
+        UNKNOWN
+    }
+
     private final Kind kind;
     private final String taskId;
     private final int attempt;
     private final long epoch;
     private final long sequence;
-    private final LogStream stream;
+    private final Stream stream;
     private final String text;
-    private final String finalState;
+    private final TaskState finalState;
     private final boolean complete;
     private final String note;
 
-    private LogRecord(Kind kind, String taskId, int attempt, long epoch, long sequence, LogStream stream,
-            String text, String finalState, boolean complete, String note) {
+    private LogRecord(Kind kind, String taskId, int attempt, long epoch, long sequence, Stream stream,
+            String text, TaskState finalState, boolean complete, String note) {
         this.kind = kind;
         this.taskId = Objects.requireNonNull(taskId, "taskId");
         this.attempt = attempt;
@@ -56,14 +69,13 @@ public final class LogRecord {
      * @param attempt  the attempt number, 0 when not known
      * @param epoch    the lease epoch of the attempt
      * @param sequence the line's sequence number within its attempt, from 1
-     * @param stream   stdout or stderr; null or UNRECOGNIZED are taken as UNSPECIFIED (not known)
+     * @param stream   the stream it was written to; null is taken as {@link Stream#UNKNOWN}
      * @param text     the line without terminator; must not be null
      */
-    public static LogRecord line(String taskId, int attempt, long epoch, long sequence, LogStream stream,
+    public static LogRecord line(String taskId, int attempt, long epoch, long sequence, Stream stream,
             String text) {
-        LogStream known = stream == null || stream == LogStream.UNRECOGNIZED ? LogStream.LOG_STREAM_UNSPECIFIED : stream;
-        return new LogRecord(Kind.LINE, taskId, attempt, epoch, sequence, known, Objects.requireNonNull(text, "text"),
-                null, false, null);
+        return new LogRecord(Kind.LINE, taskId, attempt, epoch, sequence, stream == null ? Stream.UNKNOWN : stream,
+                Objects.requireNonNull(text, "text"), null, false, null);
     }
 
     /**
@@ -72,14 +84,14 @@ public final class LogRecord {
      * @param taskId     the task; must not be null
      * @param attempt    the attempt that ended, 0 when not known
      * @param epoch      its lease epoch, -1 when not known
-     * @param finalState the state the task ended in ("SUCCEEDED", ...), or null when the stream
+     * @param finalState the state the task ended in (a terminal state), or null when the stream
      *                   ended for another reason (follow closed, manager shut down)
      * @param complete   whether every line of the attempt is known to have been delivered
      * @param note       why the log may be incomplete, or null
      */
-    public static LogRecord endOfStream(String taskId, int attempt, long epoch, String finalState, boolean complete,
-            String note) {
-        return new LogRecord(Kind.END_OF_STREAM, taskId, attempt, epoch, 0, LogStream.LOG_STREAM_UNSPECIFIED, null,
+    public static LogRecord endOfStream(String taskId, int attempt, long epoch, TaskState finalState,
+            boolean complete, String note) {
+        return new LogRecord(Kind.END_OF_STREAM, taskId, attempt, epoch, 0, Stream.UNKNOWN, null,
                 finalState, complete, note);
     }
 
@@ -120,10 +132,10 @@ public final class LogRecord {
 
     /**
      * Returns the stream the line was written to. Known only for lines delivered live; lines
-     * replayed from the log file, and END_OF_STREAM records, carry
-     * {@link LogStream#LOG_STREAM_UNSPECIFIED}.
+     * replayed from the log file, and END_OF_STREAM records, carry {@link Stream#UNKNOWN}.
+     * Never null.
      */
-    public LogStream getStream() {
+    public Stream getStream() {
         return stream;
     }
 
@@ -136,11 +148,12 @@ public final class LogRecord {
     }
 
     /**
-     * Returns the state the task ended in, as reported ("SUCCEEDED", "FAILED", ...), for an
-     * END_OF_STREAM that marks the task's end; null for LINE records and for a stream that ended
-     * because the follow was closed or the log manager shut down.
+     * Returns the state the task ended in ({@link TaskState#SUCCEEDED}, {@link TaskState#FAILED},
+     * ...), for an END_OF_STREAM that marks the task's end; null for LINE records, for a stream that
+     * ended because the follow was closed or the log manager shut down, and for an end in a log
+     * file that names no state.
      */
-    public String getFinalState() {
+    public TaskState getFinalState() {
         return finalState;
     }
 

@@ -131,7 +131,10 @@ public final class SchedulerMaster implements AutoCloseable {
         try {
             CoreOptions coreOptions = options.getCoreOptions();
             core = LeaseCore.create(client, coreOptions);
-            logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults(), new TaskRecordLookup(core));
+            // An attempt's missing last lines are waited for as long as a worker cut off from the
+            // masters keeps running its task: twice the task lease.
+            logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults()
+                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core));
             elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
                     new LeaderElector.Listener() {
                         @Override

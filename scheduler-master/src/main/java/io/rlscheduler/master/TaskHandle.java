@@ -74,9 +74,10 @@ public final class TaskHandle {
      * holds (see docs/operations.md for where logs live). A follow may start before the task is
      * submitted (to be attached live from its first line): for a task that does not exist it
      * waits, until the task's log ends or the follow is closed. A task that ended without this
-     * master hearing how its log ends (the master was not running then, and its log directory is
-     * its own) has its follow ended, marked incomplete, twice the task lease after the later of
-     * the task's end and this master's start, unless the worker's report comes meanwhile.
+     * master hearing of it (the master was not running then) is ended from the task's record:
+     * complete once this master's log holds the line its worker recorded as the last, or marked
+     * incomplete when those lines do not come within twice the task lease (they went to another
+     * master whose log directory is its own, or the worker died before sending them).
      *
      * @param consumer receives the records, on the log manager's delivery thread; must not block long
      * @return the follow; close it to stop early

@@ -2,6 +2,7 @@ package io.rlscheduler.master;
 
 import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import java.util.concurrent.CompletableFuture;
 
@@ -37,7 +38,7 @@ final class TaskRecordLookup implements TaskLogManager.RecordLookup {
             return null;
         }
         String taskId = task.getTaskId();
-        String state = task.getState().name();
+        TaskState state = task.getState();
         if (task.getAttempt() == 0 || task.getLogLines() == 0) {
             return LogRecord.endOfStream(taskId, task.getAttempt(), task.getEpoch(), state, true, null);
         }
@@ -45,7 +46,7 @@ final class TaskRecordLookup implements TaskLogManager.RecordLookup {
             return null;
         }
         return LogRecord.endOfStream(taskId, task.getAttempt(), task.getEpoch(), state, false,
-                "the task ended without its worker reporting the end of its log, and this master has no log"
+                "the task ended without its worker recording where its log ends, and this master has no log"
                         + " file for it");
     }
 }

@@ -4,9 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.groups.Tuple.tuple;
 
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.master.internal.log.LogFixtures;
 import io.rlscheduler.master.internal.log.TaskLogManager;
-import io.rlscheduler.protocol.LogLine;
-import io.rlscheduler.protocol.LogStream;
+import io.rlscheduler.protocol.LogChunk;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,7 +15,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,13 +57,13 @@ class LogFilesTest {
                 .as("an escaped line is read back as printed").containsExactly("one",
                         "##RLS_END state=SUCCEEDED complete=true last=1", "late", "again");
         assertThat(records).allSatisfy(r -> assertThat(r.getTaskId()).isEqualTo("t1"));
-        assertThat(records).allSatisfy(r -> assertThat(r.getStream()).isEqualTo(LogStream.LOG_STREAM_UNSPECIFIED));
+        assertThat(records).allSatisfy(r -> assertThat(r.getStream()).isEqualTo(LogRecord.Stream.UNKNOWN));
         LogRecord abandoned = records.get(2);
-        assertThat(abandoned.getFinalState()).isEqualTo("FAILED");
+        assertThat(abandoned.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(abandoned.isComplete()).isFalse();
         assertThat(abandoned.getNote()).isEqualTo("worker gone");
         LogRecord completed = records.get(5);
-        assertThat(completed.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(completed.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(completed.isComplete()).isTrue();
         assertThat(completed.getNote()).isNull();
     }
@@ -72,18 +72,16 @@ class LogFilesTest {
     void readsWhatTheManagerWrote() throws Exception {
         try (TaskLogManager logs = new TaskLogManager(dir)) {
             logs.open("t2", "tr-2", 5, 1).get(30, TimeUnit.SECONDS);
-            List<LogLine> lines = LongStream.rangeClosed(1, 3).mapToObj(n -> LogLine.newBuilder().setSequence(n)
-                    .setStream(LogStream.LOG_STREAM_STDOUT).setText(n == 2 ? "##RLS_ATTEMPT forged" : "line-" + n)
-                    .build()).toList();
-            assertThat(logs.append("t2", 5, lines).get(30, TimeUnit.SECONDS)).isEqualTo(3);
-            logs.complete("t2", 5, 3, "SUCCEEDED");
+            List<LogChunk> lines = List.of(LogFixtures.chunk(1, "line-1\n##RLS_ATTEMPT forged\nline-3\n"));
+            assertThat(logs.appendChunks("t2", 5, lines).get(30, TimeUnit.SECONDS)).isEqualTo(3);
+            logs.complete("t2", 5, 3, TaskState.SUCCEEDED);
         } // close() writes and forces what was asked before it
         assertThat(LogFiles.read(LogFiles.fileOf(dir, "t2"))).extracting(LogRecord::getKind, LogRecord::getSequence,
                 LogRecord::getText, LogRecord::getFinalState).containsExactly(
                         tuple(LogRecord.Kind.LINE, 1L, "line-1", null),
                         tuple(LogRecord.Kind.LINE, 2L, "##RLS_ATTEMPT forged", null),
                         tuple(LogRecord.Kind.LINE, 3L, "line-3", null),
-                        tuple(LogRecord.Kind.END_OF_STREAM, 0L, null, "SUCCEEDED"));
+                        tuple(LogRecord.Kind.END_OF_STREAM, 0L, null, TaskState.SUCCEEDED));
     }
 
     @Test

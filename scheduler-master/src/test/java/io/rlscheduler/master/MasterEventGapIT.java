@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.master.internal.log.LogFixtures;
 import io.rlscheduler.testkit.Gate;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
@@ -76,11 +77,10 @@ class MasterEventGapIT {
     /**
      * A master started on a log directory whose file holds an attempt that ended while no master
      * ran (written here by a log manager of an earlier run): following the task through the API
-     * replays its lines and ends, marked incomplete, once the worker's report can no longer come,
-     * instead of waiting for good.
+     * replays its lines and ends from the task's record, complete, instead of waiting for good.
      */
     @Test
-    void followingALogWhoseTaskEndedWhileNoMasterRanEndsAfterTheReportGrace(TestRedis redis, RedisNamespace ns)
+    void followingALogWhoseTaskEndedWhileNoMasterRanEndsCompleteFromTheRecord(TestRedis redis, RedisNamespace ns)
             throws Exception {
         CoreOptions options = CoreOptions.builder().namespace(ns.name()).taskLease(java.time.Duration.ofSeconds(2))
                 .livenessLease(java.time.Duration.ofSeconds(2)).heartbeatInterval(java.time.Duration.ofMillis(200)).build();
@@ -97,10 +97,8 @@ class MasterEventGapIT {
             try (io.rlscheduler.master.internal.log.TaskLogManager earlier =
                          new io.rlscheduler.master.internal.log.TaskLogManager(dir.resolve("logs"))) {
                 earlier.open("t1", "trace-1", a.getEpoch(), a.getAttempt()).get(10, TimeUnit.SECONDS);
-                List<io.rlscheduler.protocol.LogLine> lines = List.of(1L, 2L).stream().map(n -> io.rlscheduler.protocol.LogLine
-                        .newBuilder().setSequence(n).setStream(io.rlscheduler.protocol.LogStream.LOG_STREAM_STDOUT)
-                        .setText("line-" + n).build()).toList();
-                assertThat(earlier.append("t1", a.getEpoch(), lines).get(10, TimeUnit.SECONDS)).isEqualTo(2);
+                assertThat(earlier.appendChunks("t1", a.getEpoch(), LogFixtures.lines(1, 2)).get(10, TimeUnit.SECONDS))
+                        .isEqualTo(2);
             }
             long ended = System.nanoTime();
             assertThat(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 2)
@@ -112,13 +110,13 @@ class MasterEventGapIT {
                 List<LogRecord> records = new CopyOnWriteArrayList<>();
                 LogFollow follow = master.task("t1").followLogs(records::add);
                 LogRecord end = follow.whenEnded().get(30, TimeUnit.SECONDS);
-                assertThat(System.nanoTime() - ended).as("not before the report grace, twice the task lease")
-                        .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(4_000 - 50)); // the record's time is Redis's
-                // The worker recorded 2 lines with the end, and both are here: only its report is
-                // missing, so the log is completed (with a line missing it would end incomplete;
-                // TaskWatcherIT covers both).
+                // The worker recorded 2 lines with the end, and both are here: the record alone
+                // completes the log, at once (with a line missing it would wait for it, then end
+                // incomplete; TaskWatcherIT covers both).
+                assertThat(System.nanoTime() - ended).as("without waiting out a grace")
+                        .isLessThan(TimeUnit.MILLISECONDS.toNanos(4_000));
                 assertThat(end.isComplete()).isTrue();
-                assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+                assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
                 assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
             }
         } finally {

@@ -21,16 +21,12 @@ import io.rlscheduler.protocol.HelloRejected;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogLine;
 import io.rlscheduler.protocol.LogStream;
 import io.rlscheduler.protocol.MessageType;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
 import io.rlscheduler.protocol.RejectReason;
-import io.rlscheduler.protocol.TaskReportStatus;
-import io.rlscheduler.protocol.TaskStatusAck;
-import io.rlscheduler.protocol.TaskStatusReport;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
@@ -303,69 +299,6 @@ class MasterHandshakeIT {
     void newerWorkerIsAnsweredTheMastersOwnMinor() {
         Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w-new", FrameFormat.MINOR_VERSION + 5)));
         assertThat(awaitAccepted(c).getProtocolMinor()).isEqualTo(FrameFormat.MINOR_VERSION);
-    }
-
-    @Test
-    @SuppressWarnings("deprecation") // sends what no release sends: lines one message each
-    void logBatchWithLinesIsRefusedAndWritesNothing() throws Exception {
-        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
-        awaitAccepted(c);
-        LogLine line = LogLine.newBuilder().setSequence(1).setStream(LogStream.LOG_STREAM_STDOUT)
-                .setTimestampUnixMs(1_700_000_000_000L).setText("as a line").build();
-        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-lines").setEpoch(1).addLines(line).build());
-        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-lines").setEpoch(1).addLines(line)
-                .addChunks(chunk(1, LogStream.LOG_STREAM_STDOUT, "as a chunk\n")).build());
-        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().filter(m -> m instanceof ErrorReply).count() == 2);
-        assertThat(c.received).filteredOn(m -> m instanceof ErrorReply).hasSize(2)
-                .allSatisfy(m -> assertThat(m).isInstanceOfSatisfying(ErrorReply.class, e -> {
-                    assertThat(e.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_REQUEST);
-                    assertThat(e.getTaskId()).isEqualTo("t-lines");
-                    assertThat(e.getEpoch()).isEqualTo(1);
-                    assertThat(e.getOffendingType()).isEqualTo(MessageType.LOG_BATCH.getCode());
-                }));
-        assertThat(c.received).noneMatch(m -> m instanceof LogAck);
-        assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
-        Path file = dir.resolve("logs").resolve("t-lines.log");
-        assertThat(file).doesNotExist();
-
-        // Nothing of the refused batches was written, not even later: line 1 is still free.
-        c.channel.writeAndFlush(chunkBatch("t-lines", 1, 1, "the real line 1\n"));
-        awaitLogAck(c, "t-lines", 1);
-        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8))
-                .containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=1", "the real line 1");
-    }
-
-    @Test
-    void reportsEndTheirLogsAndAnOutOfRangeOneIsRefused() throws Exception {
-        Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
-        awaitAccepted(c);
-        for (String task : List.of("t-a", "t-b")) {
-            c.channel.writeAndFlush(chunkBatch(task, 3, 1, "one\ntwo\n"));
-            awaitLogAck(c, task, 2);
-        }
-        for (String task : List.of("t-a", "t-b")) {
-            c.channel.write(TaskStatusReport.newBuilder().setTaskId(task).setEpoch(3).setAttempt(1)
-                    .setStatus(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED).setLastLogSequence(2).build());
-        }
-        c.channel.write(TaskStatusReport.newBuilder().setTaskId("t-c").setEpoch(3).setAttempt(1)
-                .setStatus(TaskReportStatus.TASK_REPORT_STATUS_SUCCEEDED).setLastLogSequence(-1).build()); // 2^64 - 1
-        c.channel.flush();
-        await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().filter(m -> m instanceof TaskStatusAck).count() == 2);
-        for (String task : List.of("t-a", "t-b")) {
-            Path file = dir.resolve("logs").resolve(task + ".log");
-            await().atMost(Duration.ofSeconds(10)).until(() -> Files.readAllLines(file, StandardCharsets.UTF_8).size() == 5);
-            assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactly("TRACE_ID:unknown",
-                    "##RLS_ATTEMPT attempt=0 epoch=3", "one", "two", "##RLS_END state=SUCCEEDED complete=true last=2");
-        }
-        await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof ErrorReply));
-        assertThat(c.received).filteredOn(m -> m instanceof ErrorReply).singleElement()
-                .isInstanceOfSatisfying(ErrorReply.class, e -> {
-                    assertThat(e.getCode()).isEqualTo(ErrorCode.ERROR_CODE_INVALID_REQUEST);
-                    assertThat(e.getTaskId()).isEqualTo("t-c");
-                    assertThat(e.getOffendingType()).isEqualTo(MessageType.TASK_STATUS.getCode());
-                });
-        assertThat(c.received).noneMatch(m -> m instanceof TaskStatusAck ack && ack.getTaskId().equals("t-c"));
-        assertThat(c.channel.isActive()).as("a bad request is refused, the connection serves on").isTrue();
     }
 
     private static HelloAccepted awaitAccepted(Client c) {

@@ -2,6 +2,7 @@ package io.rlscheduler.bench.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.SchedulerMaster;
@@ -513,7 +514,7 @@ public final class LogStream implements EndToEndBenchmark {
             }
             if (r.isEndOfStream()) {
                 end = r;
-                if (!"SUCCEEDED".equals(r.getFinalState()) || !r.isComplete()) {
+                if (r.getFinalState() != TaskState.SUCCEEDED || !r.isComplete()) {
                     fail("END_OF_STREAM is not SUCCEEDED and complete: " + r);
                 } else if (delivered != lines) {
                     fail("END_OF_STREAM after " + delivered + " of " + lines + " lines");
@@ -525,7 +526,7 @@ public final class LogStream implements EndToEndBenchmark {
                 fail("expected line " + next + " of attempt 1, got " + r);
                 return;
             }
-            if (r.getStream() == io.rlscheduler.protocol.LogStream.LOG_STREAM_UNSPECIFIED) {
+            if (r.getStream() == LogRecord.Stream.UNKNOWN) {
                 readBack++; // fell behind: read back from the file
             } else {
                 live++;

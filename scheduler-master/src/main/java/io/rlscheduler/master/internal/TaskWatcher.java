@@ -181,12 +181,12 @@ public final class TaskWatcher implements AutoCloseable {
             return;
         }
         if (task.getLogLines() >= 0) {
-            logs.complete(taskId, task.getEpoch(), task.getLogLines(), task.getState().name());
+            logs.complete(taskId, task.getEpoch(), task.getLogLines(), task.getState());
             return;
         }
         logs.awaitsEnd(taskId).thenAccept(awaiting -> {
             if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END) {
-                logs.abandon(taskId, task.getState().name(), reason);
+                logs.abandon(taskId, task.getState(), reason);
             }
         });
     }
@@ -229,9 +229,9 @@ public final class TaskWatcher implements AutoCloseable {
             if (to != null && to.isTerminal()) {
                 String taskId = event.getTaskId();
                 if ("worker".equals(via) && event.getLogLines() >= 0) {
-                    logs.complete(taskId, event.getEpoch(), event.getLogLines(), to.name());
+                    logs.complete(taskId, event.getEpoch(), event.getLogLines(), to);
                 } else {
-                    logs.abandon(taskId, to.name(), event.getReason());
+                    logs.abandon(taskId, to, event.getReason());
                 }
                 if (waiting.containsKey(taskId)) {
                     recheckResult(taskId);

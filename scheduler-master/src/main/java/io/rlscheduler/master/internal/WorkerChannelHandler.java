@@ -40,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * {@link FrameFormat#MIN_MINOR_VERSION}) or an invalid identity is answered (rejection or
  * {@code NOT_AUTHENTICATED}), logged with the peer, and the connection closed. The worker never
  * enters the registry. After acceptance it relays heartbeats to the registry, log batches to the
- * log manager (acknowledging what is written) and status reports to the log manager and the
- * dispatcher. Nothing here blocks the event loop: the log manager and Redis are asynchronous.
+ * log manager (acknowledging what is written). How an attempt ended it learns from Redis, not
+ * from the worker ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are asynchronous.
  *
  * <p>When the log manager lacks lines the worker sent (a batch began beyond its next line, or a
  * write failed), the worker is asked to resend ({@code LogAck.resend}): at once
@@ -108,7 +108,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
 
     /**
      * Flushes the acknowledgements written while handling what this read brought (a worker
-     * sends reports and heartbeats in bursts): one system call for all of them, not one each.
+     * sends log batches and heartbeats in bursts): one system call for all of them, not one each.
      */
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
@@ -230,12 +230,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setMessage("invalid task id").setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
-        if (hasLines(batch)) {
-            ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
-                    .setMessage("a log batch carries chunks, not lines").setTaskId(batch.getTaskId())
-                    .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
-            return;
-        }
         if (batch.getAcknowledged() < 0) {
             // uint64 beyond 2^63 - 1: no worker of ours sends it.
             ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
@@ -278,12 +272,6 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             }
         });
-    }
-
-    /** Whether the batch carries lines in the deprecated one-message-per-line form, which is refused. */
-    @SuppressWarnings("deprecation")
-    private static boolean hasLines(LogBatch batch) {
-        return batch.getLinesCount() > 0;
     }
 
     /**

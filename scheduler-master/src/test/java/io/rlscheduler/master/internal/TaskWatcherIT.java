@@ -33,9 +33,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The watcher ends the log of a task its worker ended only when the worker's report does not come
- * within twice the task lease, and pairs reports with events in either order. Real Redis and lease
- * core; the worker's calls are made here directly, as a worker makes them.
+ * The watcher ends a task's log from the event of its end: at the line count its worker recorded
+ * (complete once the log holds it, incomplete when the lines do not come within the log manager's
+ * patience), or at once, incomplete, when nobody recorded one. A master that missed the event
+ * (trimmed, or it was down) ends the log from the record. Real Redis and lease core; the worker's
+ * calls are made here directly, as a worker makes them.
  */
 class TaskWatcherIT {
 
@@ -62,7 +64,7 @@ class TaskWatcherIT {
                 .build();
         client = RedisClient.create(redis.getUri());
         core = LeaseCore.create(client, options);
-        logs = new TaskLogManager(dir);
+        logs = newLogs();
         Dispatcher dispatcher = new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16);
         watcher = new TaskWatcher(core, dispatcher, logs);
         watcher.addListener(event -> seen.add(event.getTaskId() + ":" + event.getTo()));
@@ -70,6 +72,13 @@ class TaskWatcherIT {
         core.register(new WorkerRegistration("w1", "s1", Map.of(), 8, 1L << 30, List.of())).get(30, TimeUnit.SECONDS);
         leader = core.acquireLeadership("m1", "127.0.0.1:1", Duration.ofSeconds(30)).get(30, TimeUnit.SECONDS);
     }
+
+    /** A log manager that waits twice the task lease, 1 s, for an attempt's missing last lines. */
+    private TaskLogManager newLogs() {
+        return new TaskLogManager(dir, TaskLogManager.Limits.defaults().withLinePatience(PATIENCE));
+    }
+
+    private static final Duration PATIENCE = Duration.ofSeconds(1);
 
     @AfterEach
     void stop() {
@@ -90,14 +99,14 @@ class TaskWatcherIT {
         return lease;
     }
 
-    private void finish(TaskLease lease) throws Exception {
-        assertThat(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null).get(30, TimeUnit.SECONDS)
-                .isAccepted()).isTrue();
+    /** Records the end as a worker does, with the attempt's line count (-1: not known). */
+    private void finish(TaskLease lease, long lines) throws Exception {
+        assertThat(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, lines)
+                .get(30, TimeUnit.SECONDS).isAccepted()).isTrue();
     }
 
     @Test
     void theResultOfATaskThatDoesNotExistFailsInsteadOfWaitingForGood() throws Exception {
-        // Found by review: the future was left waiting, and kept in the watcher's map, for good.
         java.util.concurrent.CompletableFuture<io.rlscheduler.core.TaskRecord> done = watcher.whenDone("no-such-task");
         org.assertj.core.api.Assertions.assertThat(done).failsWithin(Duration.ofSeconds(10))
                 .withThrowableOfType(java.util.concurrent.ExecutionException.class)
@@ -110,80 +119,73 @@ class TaskWatcherIT {
     }
 
     @Test
-    void anEndWhoseReportNeverComesEndsItsLogAfterTwiceTheTaskLease() throws Exception {
+    void anEndItsWorkerRecordedEndsTheLogCompleteAtTheLineItsEventNames() throws Exception {
         TaskLease lease = running("t1");
+        assertThat(LogFixtures.await(logs.appendChunks("t1", lease.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
         LogFollow follow = logs.follow("t1", record -> { });
         long before = System.nanoTime();
-        finish(lease);
+        finish(lease, 3);
 
         LogRecord end = LogFixtures.await(follow.whenEnded());
-        assertThat(System.nanoTime() - before).as("not before twice the task lease")
-                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
-        assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(end.getNote()).contains("no report from the worker within 1000 ms");
-        assertThat(watcher.unpaired()).containsExactly(0, 0);
-    }
-
-    @Test
-    void anEndWhoseReportNeverComesIsCompletedWhenTheLogHoldsEveryLineTheWorkerRecorded() throws Exception {
-        // Found by the chaos run (seed 9001): a worker killed just after recording the end, its
-        // report never sent, every line already in the log; marked incomplete after the grace.
-        TaskLease all = running("all-lines");
-        assertThat(LogFixtures.await(logs.append("all-lines", all.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
-        LogFollow allFollow = logs.follow("all-lines", record -> { });
-        assertThat(core.finish(all, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 3).get(30, TimeUnit.SECONDS)
-                .isAccepted()).isTrue();
-        // Lines missing: the worker recorded 5, the log holds 3.
-        TaskLease some = running("some-lines");
-        assertThat(LogFixtures.await(logs.append("some-lines", some.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
-        LogFollow someFollow = logs.follow("some-lines", record -> { });
-        assertThat(core.finish(some, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 5).get(30, TimeUnit.SECONDS)
-                .isAccepted()).isTrue();
-
-        LogRecord allEnd = LogFixtures.await(allFollow.whenEnded());
-        assertThat(allEnd.isComplete()).isTrue();
-        assertThat(allEnd.getFinalState()).isEqualTo("SUCCEEDED");
-        LogRecord someEnd = LogFixtures.await(someFollow.whenEnded());
-        assertThat(someEnd.isComplete()).isFalse();
-        assertThat(someEnd.getNote()).contains("no report from the worker within 1000 ms");
-        assertThat(LogFixtures.fileLines(dir.resolve("all-lines.log"))).last().asString()
+        assertThat(end.isComplete()).isTrue();
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(System.nanoTime() - before).as("from the event, not after a grace")
+                .isLessThan(PATIENCE.toNanos());
+        assertThat(LogFixtures.fileLines(dir.resolve("t1.log"))).last().asString()
                 .isEqualTo("##RLS_END state=SUCCEEDED complete=true last=3");
     }
 
     @Test
-    void aReportPairsWithItsEndInEitherOrderAndLeavesNothingToSweep() throws Exception {
-        // Report first (the worker's report overtook the event).
-        TaskLease first = running("t1");
-        logs.complete("t1", first.getEpoch(), 0, "SUCCEEDED");
-        watcher.reportArrived("t1");
-        assertThat(watcher.unpaired()).containsExactly(0, 1);
-        finish(first);
-        await().atMost(WAIT).until(() -> seen.contains("t1:" + TaskState.SUCCEEDED));
-        assertThat(watcher.unpaired()).containsExactly(0, 0);
+    void lastLinesThatComeAfterTheEventCompleteTheLogAndOnesThatNeverComeEndItIncompleteAfterThePatience()
+            throws Exception {
+        // The worker records the end, then sends its last lines: the event may come first.
+        TaskLease late = running("late-lines");
+        assertThat(LogFixtures.await(logs.appendChunks("late-lines", late.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
+        LogFollow lateFollow = logs.follow("late-lines", record -> { });
+        finish(late, 5);
+        await().atMost(WAIT).until(() -> seen.contains("late-lines:" + TaskState.SUCCEEDED));
+        assertThat(LogFixtures.await(logs.appendChunks("late-lines", late.getEpoch(), LogFixtures.lines(4, 5)))).isEqualTo(5);
+        // The worker died after recording the end: lines 4 and 5 never come.
+        TaskLease lost = running("lost-lines");
+        assertThat(LogFixtures.await(logs.appendChunks("lost-lines", lost.getEpoch(), LogFixtures.lines(1, 3)))).isEqualTo(3);
+        LogFollow lostFollow = logs.follow("lost-lines", record -> { });
+        long before = System.nanoTime();
+        finish(lost, 5);
 
-        // Event first.
-        TaskLease second = running("t2");
-        finish(second);
-        await().atMost(WAIT).until(() -> seen.contains("t2:" + TaskState.SUCCEEDED));
-        assertThat(watcher.unpaired()).containsExactly(1, 0);
-        logs.complete("t2", second.getEpoch(), 0, "SUCCEEDED");
-        watcher.reportArrived("t2");
-        assertThat(watcher.unpaired()).containsExactly(0, 0);
+        LogRecord lateEnd = LogFixtures.await(lateFollow.whenEnded());
+        assertThat(lateEnd.isComplete()).isTrue();
+        assertThat(LogFixtures.fileLines(dir.resolve("late-lines.log"))).last().asString()
+                .isEqualTo("##RLS_END state=SUCCEEDED complete=true last=5");
+        LogRecord lostEnd = LogFixtures.await(lostFollow.whenEnded());
+        assertThat(System.nanoTime() - before).as("not before the patience").isGreaterThanOrEqualTo(PATIENCE.toNanos());
+        assertThat(lostEnd.isComplete()).isFalse();
+        assertThat(lostEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(lostEnd.getNote()).contains("lines up to 5 did not come within PT1S").contains("holds lines up to 3");
+    }
 
-        LogRecord end = LogFixtures.await(logs.follow("t2", record -> { }).whenEnded());
-        assertThat(end.isComplete()).isTrue();
+    @Test
+    void anEndNobodyRecordedALineCountForEndsTheLogAtOnceMarkedIncomplete() throws Exception {
+        TaskLease lease = running("t1");
+        assertThat(LogFixtures.await(logs.appendChunks("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        LogFollow follow = logs.follow("t1", record -> { });
+        finish(lease, -1);
+
+        LogRecord end = LogFixtures.await(follow.whenEnded());
+        assertThat(end.isComplete()).isFalse();
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(end.getNote()).contains("without its worker recording where its log ends");
     }
 
     /**
-     * The watcher's event thread is held (by a listener) while a running task ends without its
-     * worker's report, a waited-on task is cancelled, and 400 more entries trim both ends from the
-     * stream unread: the gap makes the watcher re-read those tasks, so the result completes and
-     * the log is ended after the report's grace, as when the event comes.
+     * The watcher's event thread is held (by a listener) while a running task ends, a waited-on
+     * task is cancelled, and 400 more entries trim both ends from the stream unread: the gap makes
+     * the watcher re-read those tasks, so the result completes and the log is ended from the
+     * record, as when the event comes.
      */
     @Test
     void endsWhoseEventsWereTrimmedUnreadStillCompleteResultsAndEndLogs() throws Exception {
         TaskLease lease = running("t1");
+        assertThat(LogFixtures.await(logs.appendChunks("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
         LogFollow follow = logs.follow("t1", record -> { });
         core.submit(TaskDefinition.builder("t2").build()).get(30, TimeUnit.SECONDS);
         java.util.concurrent.CompletableFuture<io.rlscheduler.core.TaskRecord> result = watcher.whenDone("t2");
@@ -197,8 +199,7 @@ class TaskWatcherIT {
         });
         core.submit(TaskDefinition.builder("hold").build()).get(30, TimeUnit.SECONDS);
         assertThat(gate.awaitHeld(WAIT)).isTrue();
-        long ended = System.nanoTime();
-        finish(lease);
+        finish(lease, 2);
         core.cancel("t2", "not needed").get(30, TimeUnit.SECONDS);
         for (int i = 0; i < 400; i++) {
             core.submit(TaskDefinition.builder("filler-" + i).build()).get(30, TimeUnit.SECONDS); // an entry each
@@ -210,31 +211,29 @@ class TaskWatcherIT {
         assertThat(seen).as("the ends' own events were trimmed unread")
                 .doesNotContain("t1:" + TaskState.SUCCEEDED, "t2:" + TaskState.CANCELLED);
         LogRecord end = LogFixtures.await(follow.whenEnded());
-        assertThat(System.nanoTime() - ended).as("after the report's grace from the end, twice the task lease")
-                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000 - 50)); // the record's time is Redis's
-        assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(end.getNote()).contains("no report from the worker within 1000 ms after its end, whose event this"
-                + " master missed");
-        assertThat(watcher.unpaired()).containsExactly(0, 0);
+        assertThat(end.isComplete()).as("the record names line 2, which the log holds").isTrue();
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
     }
 
     /**
-     * A master that was not running when a task ended (here: its watcher closed, then a new
-     * manager and watcher on the same log directory, as after a restart) has the task's log
-     * waiting for an end it will never hear of: a new follower's check of the record ends it after
-     * the report's grace; so does one of a task whose lines all went to another master (no file
-     * here). A follower of a task still running is left to wait.
+     * A master that was not running when tasks ended (here: its watcher closed, then a new
+     * manager and watcher on the same log directory, as after a restart) learns their ends from
+     * the records when followers come: a log that holds the recorded last line is completed; one
+     * whose lines all went to another master (no file here) ends incomplete after the patience; a
+     * log whose last line the worker resends after the restart is completed by it. A follower of a
+     * task still running is left to wait.
      */
     @Test
-    void aFollowerOfALogWhoseTaskEndedWhileTheMasterWasDownEndsAfterTheReportGrace() throws Exception {
+    void aRestartedMasterEndsTheLogsOfTasksThatEndedWhileItWasDownFromTheirRecords() throws Exception {
         TaskLease lease = running("t1");
         TaskLease stillRunning = running("t2");
-        assertThat(LogFixtures.await(logs.append("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        TaskLease resent = running("t4");
+        assertThat(LogFixtures.await(logs.appendChunks("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        assertThat(LogFixtures.await(logs.appendChunks("t4", resent.getEpoch(), LogFixtures.lines(1, 1)))).isEqualTo(1);
         watcher.close();
         logs.close();
-        long before = System.nanoTime();
-        finish(lease); // while no master watches
+        finish(lease, 2); // while no master watches
+        finish(resent, 2);
         // t3 ran and printed 5 lines, all to another master: this log directory has nothing of it.
         core.submit(TaskDefinition.builder("t3").build()).get(30, TimeUnit.SECONDS);
         // w1's liveness lease is 500 ms: renewed first, or the claim finds it not live.
@@ -242,65 +241,38 @@ class TaskWatcherIT {
         Assignment a3 = core.claim("w1", "s1", 1, "c-t3", leader).get(30, TimeUnit.SECONDS).getAssignments().get(0);
         TaskLease lease3 = new TaskLease("t3", a3.getEpoch());
         assertThat(core.acknowledge(lease3, "w1", "s1").get(30, TimeUnit.SECONDS).isAccepted()).isTrue();
-        assertThat(core.finish(lease3, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 5).get(30, TimeUnit.SECONDS)
-                .isAccepted()).isTrue();
+        finish(lease3, 5);
 
-        logs = new TaskLogManager(dir);
+        logs = newLogs();
         watcher = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16), logs);
         watcher.start();
         java.util.List<LogRecord> records = new java.util.concurrent.CopyOnWriteArrayList<>();
         LogFollow follow = logs.follow("t1", records::add);
         watcher.followed("t1");
-        watcher.followed("t1"); // a second follow neither checks twice nor pushes the end back
+        watcher.followed("t1"); // a second follow changes nothing
         LogFollow running = logs.follow("t2", record -> { });
         watcher.followed("t2");
+        long before = System.nanoTime();
         LogFollow elsewhere = logs.follow("t3", record -> { });
         watcher.followed("t3");
-
-        LogRecord end = LogFixtures.await(follow.whenEnded());
-        assertThat(System.nanoTime() - before).as("after the report's grace from the end, twice the task lease")
-                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000 - 50)); // the record's time is Redis's
-        assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(end.getNote()).contains("which this master did not see");
-        assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
-        LogRecord elsewhereEnd = LogFixtures.await(elsewhere.whenEnded());
-        assertThat(elsewhereEnd.isComplete()).as("its 5 lines are not here").isFalse();
-        assertThat(elsewhereEnd.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(LogFixtures.await(logs.awaitsEnd("t1"))).isEqualTo(TaskLogManager.Awaiting.NOTHING);
-        await().during(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(5))
-                .until(() -> !running.whenEnded().isDone()); // t2 still runs: past its own grace, not ended
-        assertThat(LogFixtures.await(logs.awaitsEnd("t2"))).isEqualTo(TaskLogManager.Awaiting.ATTEMPT_END);
-        finish(stillRunning);
-    }
-
-    /**
-     * Every master was down for longer than the report grace while a task ended: its worker kept
-     * the report and delivers it when a master is back. The restarted master's check counts the
-     * grace from its own start, so the report completes the log instead of finding it already
-     * ended incomplete (found by review: counted from the end, the check ended it at once).
-     */
-    @Test
-    void aMasterBackAfterALongOutageWaitsTheGraceFromItsStartForTheWorkersReport() throws Exception {
-        TaskLease lease = running("t1");
-        assertThat(LogFixtures.await(logs.append("t1", lease.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
-        watcher.close();
-        logs.close();
-        finish(lease);
-        // The outage lasts until the report grace after the end (by the record's time) has passed.
-        long graceOver = core.getTask("t1").get(30, TimeUnit.SECONDS).orElseThrow().getUpdatedAtMillis() + 1_000;
-        await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > graceOver + 100);
-
-        logs = new TaskLogManager(dir);
-        watcher = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(), starts -> { }, 16), logs);
-        watcher.start();
-        LogFollow follow = logs.follow("t1", record -> { });
-        watcher.followed("t1");
-        await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(5)).until(() -> !follow.whenEnded().isDone());
-        logs.complete("t1", lease.getEpoch(), 2, "SUCCEEDED"); // the worker's report, resent on reconnecting
+        LogFollow resentFollow = logs.follow("t4", record -> { });
+        watcher.followed("t4");
 
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.isComplete()).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(records).extracting(LogRecord::getText).startsWith("line-1", "line-2");
+        // The worker reconnects and resends the line this master lacks.
+        assertThat(LogFixtures.await(logs.appendChunks("t4", resent.getEpoch(), LogFixtures.lines(1, 2)))).isEqualTo(2);
+        assertThat(LogFixtures.await(resentFollow.whenEnded()).isComplete()).isTrue();
+        LogRecord elsewhereEnd = LogFixtures.await(elsewhere.whenEnded());
+        assertThat(System.nanoTime() - before).as("not before the patience").isGreaterThanOrEqualTo(PATIENCE.toNanos());
+        assertThat(elsewhereEnd.isComplete()).as("its 5 lines are not here").isFalse();
+        assertThat(elsewhereEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(LogFixtures.await(logs.awaitsEnd("t1"))).isEqualTo(TaskLogManager.Awaiting.NOTHING);
+        await().during(Duration.ofMillis(1_500)).atMost(Duration.ofSeconds(5))
+                .until(() -> !running.whenEnded().isDone()); // t2 still runs: past the patience, not ended
+        assertThat(LogFixtures.await(logs.awaitsEnd("t2"))).isEqualTo(TaskLogManager.Awaiting.ATTEMPT_END);
+        finish(stillRunning, 0);
     }
 }

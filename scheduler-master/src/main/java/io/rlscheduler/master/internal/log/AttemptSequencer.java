@@ -1,6 +1,7 @@
 package io.rlscheduler.master.internal.log;
 
 import com.google.protobuf.ByteString;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogChunks;
@@ -35,10 +36,12 @@ final class AttemptSequencer {
     private final LineEncoder out = new LineEncoder();
     private final LogFileWriter files;
     private final LogDurability durability;
+    private final LinePatience patience;
 
-    AttemptSequencer(LogFileWriter files, LogDurability durability) {
+    AttemptSequencer(LogFileWriter files, LogDurability durability, LinePatience patience) {
         this.files = files;
         this.durability = durability;
+        this.patience = patience;
     }
 
     /** Starts an attempt ({@link TaskLogManager#open}): an older epoch is stale, the same one changes nothing. */
@@ -77,8 +80,12 @@ final class AttemptSequencer {
         return new TaskLogManager.Written(st.lastSequence, gap);
     }
 
-    /** Records the end its worker reported, as {@link TaskLogManager#complete} asks. */
-    void complete(TaskLogState st, long epoch, long lastSequence, String finalState) throws IOException {
+    /**
+     * Records where the attempt's log ends, as {@link TaskLogManager#complete} asks: it ends
+     * complete once it holds that line, or incomplete when the lines have not come within the
+     * patience ({@link #giveUp}).
+     */
+    void complete(TaskLogState st, long epoch, long lastSequence, TaskState finalState) throws IOException {
         if (epoch < st.epoch()) {
             log.debug("task {}: completion for epoch {} older than {}: stale, ignored", st.taskId, epoch, st.epoch());
             return;
@@ -91,21 +98,28 @@ final class AttemptSequencer {
         }
         st.expectEnd(lastSequence, finalState);
         finishIfDue(st);
+        if (st.phase() == LogPhase.ENDING) {
+            patience.waiting(st.taskId);
+        }
     }
 
-    /** Ends the attempt without its worker's report, as {@link TaskLogManager#abandon} asks; ignored once it ended. */
-    void abandon(TaskLogState st, String finalState, String note, long epoch, long recordedLines) throws IOException {
-        if (st.phase() == LogPhase.ENDED) {
-            return;
+    /**
+     * A completion whose last lines did not come within the patience: the attempt ends with the
+     * lines it has, marked incomplete. Ignored unless the log still waits for them.
+     */
+    void giveUp(TaskLogState st) {
+        if (st.phase() == LogPhase.ENDING) {
+            end(st, st.pendingFinalState(), false, "the attempt's lines up to " + st.pendingEndSequence()
+                    + " did not come within " + java.time.Duration.ofNanos(patience.patienceNanos())
+                    + " of its end; the log holds lines up to " + st.lastSequence);
         }
-        if (recordedLines >= 0 && epoch >= 0 && st.epoch() == epoch && st.phase() != LogPhase.ENDING
-                && st.lastSequence == recordedLines) {
-            // The worker recorded how many lines the attempt printed, and all are here: only
-            // its report was lost (it died just after recording the end). Complete.
-            complete(st, epoch, recordedLines, finalState);
-            return;
+    }
+
+    /** Ends the attempt now, as {@link TaskLogManager#abandon} asks, marked incomplete; ignored once it ended. */
+    void abandon(TaskLogState st, TaskState finalState, String note) {
+        if (st.phase() != LogPhase.ENDED) {
+            end(st, finalState, false, note);
         }
-        end(st, finalState, false, note);
     }
 
     /**
@@ -144,7 +158,8 @@ final class AttemptSequencer {
      * state is gone ({@link RecordLookups}). An abandoned end is written even then: it carries
      * the reason, and it is rare.
      */
-    void end(TaskLogState st, String finalState, boolean complete, String note) {
+    void end(TaskLogState st, TaskState finalState, boolean complete, String note) {
+        patience.ended(st.taskId);
         boolean written = false;
         boolean silent = complete && st.marker != null && st.length == 0;
         if (!silent) {
@@ -264,7 +279,7 @@ final class AttemptSequencer {
             int blockStart = out.size();
             int lines = out.copyLines(bytes, pos, n, limit - last);
             if (blocks != null) {
-                blocks.add(new LiveBlock(st.attempt(), st.epoch(), chunk.getStreamValue(), last + 1, lines,
+                blocks.add(new LiveBlock(st.attempt(), st.epoch(), LiveBlock.streamOf(chunk.getStream()), last + 1, lines,
                         out.copy(blockStart, out.size()), st.length + blockStart));
             }
             last += lines;

@@ -1,8 +1,8 @@
 package io.rlscheduler.master.internal.log;
 
 import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskState;
 import java.nio.file.Path;
-import java.util.regex.Pattern;
 
 /**
  * The format of a task log file, {@code <dir>/<taskId>.log}: UTF-8 text, one record per line, each
@@ -16,6 +16,9 @@ import java.util.regex.Pattern;
  *                                          the attempt ended (optional; at most one per attempt)
  * ##RLS_ATTEMPT attempt=&lt;n+1&gt; epoch=&lt;e2&gt;       the next attempt, and so on
  * </pre>
+ *
+ * <p>An end marker's state is the name of the {@link TaskState} the attempt ended in, or
+ * {@code UNKNOWN}.
  *
  * <p>An attempt marker may end with {@code after=<k>}: the lines after it have sequence numbers
  * from k + 1, because lines up to k are not in this file: another master acknowledged them (its
@@ -35,8 +38,6 @@ import java.util.regex.Pattern;
  */
 final class LogFileFormat {
 
-    private static final Pattern WHITESPACE = Pattern.compile("\\s+");
-
     /** The trace id of a file whose attempt was not started by an open (a log batch or an end came first). */
     static final String UNKNOWN_TRACE_ID = "unknown";
 
@@ -46,6 +47,8 @@ final class LogFileFormat {
     static final String ESCAPE_PREFIX = "##RLS_TEXT ";
     static final String RESERVED_PREFIX = "##RLS_";
     private static final String REASON_KEY = "reason=";
+    /** The state token of an end whose state is not known. */
+    private static final String UNKNOWN_STATE = "UNKNOWN";
 
     /** What a file line is. */
     enum Kind { HEADER, ATTEMPT, END, TEXT }
@@ -53,9 +56,10 @@ final class LogFileFormat {
     /**
      * One parsed file line. Fields not belonging to its kind are 0, false or null; for an
      * attempt marker, {@code last} is its {@code after} (0 without one): the sequence number
-     * before its next line.
+     * before its next line. An end marker's {@code finalState} is null when its token names no
+     * {@link TaskState}.
      */
-    record Line(Kind kind, String text, int attempt, long epoch, String finalState, boolean complete, long last,
+    record Line(Kind kind, String text, int attempt, long epoch, TaskState finalState, boolean complete, long last,
             String reason) {
 
         static Line text(String text) {
@@ -105,24 +109,24 @@ final class LogFileFormat {
         return after > 0 ? marker + " after=" + after : marker;
     }
 
-    /** Returns the marker line that ends an attempt. */
-    static String endMarker(String finalState, boolean complete, long last, String reason) {
-        String line = END_PREFIX + "state=" + stateToken(finalState) + " complete=" + complete + " last=" + last;
+    /**
+     * Returns the marker line that ends an attempt: the state as its name, {@code UNKNOWN} when
+     * null.
+     */
+    static String endMarker(TaskState finalState, boolean complete, long last, String reason) {
+        String state = finalState == null ? UNKNOWN_STATE : finalState.name();
+        String line = END_PREFIX + "state=" + state + " complete=" + complete + " last=" + last;
         return reason == null ? line : line + " " + REASON_KEY + oneLine(reason);
     }
 
-    /** Returns a state name as one token: no whitespace, never empty. */
-    static String stateToken(String finalState) {
-        if (finalState == null || finalState.isBlank()) {
-            return "UNKNOWN";
-        }
-        String state = finalState.strip();
-        for (int i = 0; i < state.length(); i++) {
-            if (Character.isWhitespace(state.charAt(i))) {
-                return WHITESPACE.matcher(state).replaceAll("_");
+    /** Returns the state an end marker's token names, or null ({@code UNKNOWN}, or not a state's name). */
+    private static TaskState stateOf(String token) {
+        for (TaskState state : TaskState.values()) {
+            if (state.name().equals(token)) {
+                return state;
             }
         }
-        return state; // the usual case: a state name, written once per attempt
+        return null;
     }
 
     /** Returns the file line that stores an output line already made one line by {@link #oneLine}. */
@@ -200,6 +204,6 @@ final class LogFileFormat {
         if (state == null || complete == null) {
             throw new IllegalArgumentException("incomplete end marker");
         }
-        return new Line(Kind.END, null, 0, 0, state, complete, last, reason);
+        return new Line(Kind.END, null, 0, 0, stateOf(state), complete, last, reason);
     }
 }

@@ -1,7 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
 import io.rlscheduler.master.LogRecord;
-import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,7 +31,7 @@ public final class LogFileRecords {
                 first = false;
                 if (cursor.advance(parsed)) {
                     records.add(LogRecord.line(taskId, cursor.attempt(), cursor.epoch(), cursor.sequence(),
-                            LogStream.LOG_STREAM_UNSPECIFIED, parsed.text()));
+                            LogRecord.Stream.UNKNOWN, parsed.text()));
                 } else if (parsed.kind() == LogFileFormat.Kind.END) {
                     records.add(cursor.endRecord(taskId, parsed));
                 }

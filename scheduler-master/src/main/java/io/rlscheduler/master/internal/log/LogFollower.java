@@ -2,7 +2,6 @@ package io.rlscheduler.master.internal.log;
 
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
-import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -355,7 +354,6 @@ final class LogFollower implements LogFollow {
     /** Delivers a block's lines, one record each, stopping early if the follow is ended meanwhile. */
     private void deliverLive(LiveBlock block) {
         cursor.moveTo(block.attempt(), block.epoch(), cursor.sequence());
-        LogStream stream = LogStream.forNumber(block.streamValue());
         byte[] bytes = block.bytes();
         int start = 0;
         for (int i = 0; i < block.lines() && !stopping; i++) {
@@ -367,7 +365,7 @@ final class LogFollower implements LogFollow {
             start = end + 1;
             position = block.fileStart() + start;
             cursor.moveTo(block.attempt(), block.epoch(), block.firstSequence() + i);
-            deliver(LogRecord.line(taskId, block.attempt(), block.epoch(), cursor.sequence(), stream, text));
+            deliver(LogRecord.line(taskId, block.attempt(), block.epoch(), cursor.sequence(), block.stream(), text));
         }
     }
 
@@ -378,7 +376,7 @@ final class LogFollower implements LogFollow {
     private void replayLine(LogFileFormat.Line line) {
         if (cursor.advance(line)) {
             deliver(LogRecord.line(taskId, cursor.attempt(), cursor.epoch(), cursor.sequence(),
-                    LogStream.LOG_STREAM_UNSPECIFIED, line.text()));
+                    LogRecord.Stream.UNKNOWN, line.text()));
         }
     }
 

@@ -9,10 +9,10 @@ import java.util.Set;
  * {@link TaskLogState} holds it and changes it only through {@link #moveTo}.
  *
  * <pre>
- *   NONE --start--> RUNNING --worker reports the end--> ENDING --last line written--> ENDED
- *    |                 |                                   |                           ^
- *    |                 +------------- abandon -------------+---------------------------+
- *    +----------------------- abandon, no attempt known -------------------------------+
+ *   NONE --start--> RUNNING --end recorded, lines missing--> ENDING --last line written--> ENDED
+ *    |                 |                                        |                           ^
+ *    |                 +------- abandon, lines not come in time ---+---------------------------+
+ *    +-------------------------- abandon, no attempt known ----------------------------------+
  *
  *   RUNNING, ENDING, ENDED --a newer attempt starts--> RUNNING
  *   every phase --the state is read again from the file (recovery)--> NONE
@@ -20,14 +20,14 @@ import java.util.Set;
  *
  * A move to the phase it is in is legal only where it means something: NONE to NONE (the
  * file is read again), RUNNING to RUNNING (a newer attempt replaces one whose end was never
- * heard of), ENDING to ENDING (the worker reports the end again). An attempt ends once.
+ * heard of), ENDING to ENDING (the end is heard of again, from its event and from the record). An attempt ends once.
  */
 enum LogPhase {
     /** No attempt is known: none started here, and the file (if any) holds no attempt marker. */
     NONE,
     /** An attempt is started; its end is not known. Its lines are written as they come. */
     RUNNING,
-    /** The attempt's worker reported its last sequence number; lines up to it are still missing. */
+    /** The attempt's end is known with its last sequence number; lines up to it are still missing. */
     ENDING,
     /** The attempt ended: completed with every line, or abandoned. Its followers get their end. */
     ENDED;

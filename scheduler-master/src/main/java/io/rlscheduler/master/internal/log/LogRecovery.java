@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -45,7 +46,7 @@ final class LogRecovery {
         TaskLogState.PendingMarker pendingMarker = st.marker;
         boolean wasEnding = st.phase() == LogPhase.ENDING;
         long pendingSequence = st.pendingEndSequence();
-        String pendingState = st.pendingFinalState();
+        TaskState pendingState = st.pendingFinalState();
         LogRecord silentEnd = pendingMarker != null && st.phase() == LogPhase.ENDED && st.endRecord().isComplete()
                 ? st.endRecord() : null;
         st.forget();

@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
 import java.io.IOException;
@@ -42,18 +43,21 @@ final class LogStripe {
     private final LinkedHashMap<String, TaskLogState> states = new LinkedHashMap<>(64, 0.75f, true);
     private final LogFileWriter files;
     private final AttemptSequencer sequencer;
+    private final LinePatience patience;
     private final LogDurability durability;
     private final RecordLookups lookups;
 
     LogStripe(int index, Path directory, int maxOpenFiles, int maxCachedTasks, AtomicInteger openFiles,
-              LogDurability durability, TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis) {
+              LogDurability durability, TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis,
+              long linePatienceNanos) {
         this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 LogThreads.named("rls-log-io-" + index + "-"));
         this.directory = directory;
         this.maxCachedTasks = maxCachedTasks;
         this.files = new LogFileWriter(maxOpenFiles, openFiles);
         this.durability = durability;
-        this.sequencer = new AttemptSequencer(files, durability);
+        this.patience = new LinePatience(linePatienceNanos);
+        this.sequencer = new AttemptSequencer(files, durability, patience);
         this.lookups = new RecordLookups(recordLookup, lookupTimeoutMillis, executor, this::trim);
     }
 
@@ -198,6 +202,26 @@ final class LogStripe {
 
     // ---- operations (I/O thread) ---------------------------------------------------------------
 
+    /**
+     * Ends, incomplete, the attempts whose completion has waited for its last lines longer than
+     * the patience. Queued on the I/O thread; returns at once.
+     */
+    void giveUpOverdue() {
+        try {
+            executor.execute(() -> {
+                for (String taskId : patience.overdue(System.nanoTime())) {
+                    TaskLogState st = states.get(taskId);
+                    if (st != null) {
+                        sequencer.giveUp(st);
+                    }
+                }
+                trim();
+            });
+        } catch (RejectedExecutionException stopping) {
+            // closing: nothing more is waited for
+        }
+    }
+
     void open(String taskId, String traceId, long epoch, int attempt) throws IOException {
         sequencer.open(state(taskId), traceId, epoch, attempt);
     }
@@ -207,19 +231,19 @@ final class LogStripe {
         return sequencer.append(state(taskId), epoch, acknowledged, chunks);
     }
 
-    void complete(String taskId, long epoch, long lastSequence, String finalState) throws IOException {
+    void complete(String taskId, long epoch, long lastSequence, TaskState finalState) throws IOException {
         sequencer.complete(state(taskId), epoch, lastSequence, finalState);
     }
 
-    void abandon(String taskId, String finalState, String note, long epoch, long recordedLines) throws IOException {
+    void abandon(String taskId, TaskState finalState, String note) throws IOException {
         TaskLogState st = state(taskId);
         // A task the manager knew nothing of had its record looked up first (lookUpFirst): if
-        // it ended silently (on another master: a standby's watcher abandons every end whose
-        // report went to the leader), that end is recorded by now and nothing is written.
+        // it ended silently (its log was on another master), that end is recorded by now and
+        // nothing is written.
         if (lookups.isClosing() && st.knowsNothing() && !st.recordLookedUp) {
             return; // closing without the lookup: an end written now could contradict the record
         }
-        sequencer.abandon(st, finalState, note, epoch, recordedLines);
+        sequencer.abandon(st, finalState, note);
     }
 
     TaskLogManager.Awaiting awaitsEnd(String taskId) throws IOException {

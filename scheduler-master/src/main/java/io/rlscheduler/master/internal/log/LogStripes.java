@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +38,8 @@ final class LogStripes {
     private final LogStripe[] stripes;
     private final LogDurability durability;
     private final ThreadPoolExecutor delivery;
+    /** Asks each stripe, a tenth of the patience apart (10 ms to 1 s), to end the completions that waited too long. */
+    private final ScheduledThreadPoolExecutor patienceTimer;
     private final AtomicInteger openFiles = new AtomicInteger();
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -48,10 +51,17 @@ final class LogStripes {
         this.stripes = new LogStripe[limits.ioThreads()];
         for (int i = 0; i < stripes.length; i++) {
             stripes[i] = new LogStripe(i, directory, perStripeFiles, perStripeTasks, openFiles, durability,
-                    recordLookup, lookupTimeoutMillis);
+                    recordLookup, lookupTimeoutMillis, limits.linePatience().toNanos());
         }
         this.delivery = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 LogThreads.named("rls-log-follow-"));
+        long check = Math.max(10, Math.min(1_000, limits.linePatience().toMillis() / 10));
+        this.patienceTimer = new ScheduledThreadPoolExecutor(1, LogThreads.named("rls-log-patience-"));
+        patienceTimer.scheduleWithFixedDelay(() -> {
+            for (LogStripe stripe : stripes) {
+                stripe.giveUpOverdue();
+            }
+        }, check, check, TimeUnit.MILLISECONDS);
     }
 
     /** Returns the stripe of a task. */
@@ -159,6 +169,7 @@ final class LogStripes {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        patienceTimer.shutdownNow();
         for (LogStripe stripe : stripes) {
             stripe.shutDown();
         }

@@ -2,11 +2,10 @@ package io.rlscheduler.master.internal.log;
 
 import com.google.protobuf.ByteString;
 import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogChunks;
-import io.rlscheduler.protocol.LogLine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -61,12 +60,17 @@ public final class TaskLogManager implements AutoCloseable {
      *                              are spread over them by id. They mostly wait for the disk, and
      *                              a journaling file system commits concurrent forces together,
      *                              so more than one raises the rate of forces a disk sustains
+     * @param linePatience          how long a completion ({@link #complete}) waits for the
+     *                              attempt's lines it lacks before the attempt ends with those it
+     *                              has, marked incomplete (its worker died before sending them)
      */
     public record Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity,
-                         int syncThreads) {
+                         int syncThreads, Duration linePatience) {
 
         /** Default number of sync threads: {@value}. */
         public static final int DEFAULT_SYNC_THREADS = 4;
+        /** Default patience for an attempt's missing last lines: 4 minutes, twice the default task lease. */
+        public static final Duration DEFAULT_LINE_PATIENCE = Duration.ofMinutes(4);
 
         /** Checks that each limit is positive. */
         public Limits {
@@ -75,6 +79,20 @@ public final class TaskLogManager implements AutoCloseable {
             requirePositive(maxCachedTasks, "maxCachedTasks");
             requirePositive(followerQueueCapacity, "followerQueueCapacity");
             requirePositive(syncThreads, "syncThreads");
+            Objects.requireNonNull(linePatience, "linePatience");
+            if (linePatience.isNegative() || linePatience.isZero()) {
+                throw new IllegalArgumentException("linePatience must be positive, was " + linePatience);
+            }
+        }
+
+        /** Limits with the default patience for missing lines, {@link #DEFAULT_LINE_PATIENCE}. */
+        public Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity, int syncThreads) {
+            this(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, syncThreads, DEFAULT_LINE_PATIENCE);
+        }
+
+        /** Returns these limits with another patience for an attempt's missing last lines. */
+        public Limits withLinePatience(Duration patience) {
+            return new Limits(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, syncThreads, patience);
         }
 
         /** Limits with the default number of sync threads, {@value #DEFAULT_SYNC_THREADS}. */
@@ -275,25 +293,6 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Writes a batch of a task's output lines, given one message per line (protocol minor 0): as
-     * {@link #appendChunks} with the lines made into chunks ({@link LogChunks#fromLines}). Returns
-     * at once.
-     *
-     * @param taskId the task (as received from a worker: it is checked)
-     * @param epoch  the batch's lease epoch
-     * @param lines  the lines, in ascending sequence order (they are sorted if not)
-     * @return as {@link #appendChunks}
-     */
-    public CompletableFuture<Long> append(String taskId, long epoch, List<LogLine> lines) {
-        try {
-            Objects.requireNonNull(lines, "lines");
-        } catch (RuntimeException invalid) {
-            return CompletableFuture.failedFuture(invalid);
-        }
-        return appendChunks(taskId, epoch, LogChunks.fromLines(lines));
-    }
-
-    /**
      * Writes a batch of a task's output lines, given as chunks (runs of consecutive lines, each
      * ended by LF), exactly once and in order, line by line inside a chunk too: lines already
      * written are skipped, a line beyond the next is a gap and ends the batch there, a batch of an
@@ -361,22 +360,22 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Records that an attempt ended, as its worker reported. Once every line up to
-     * {@code lastSequence} is written (now, or when the missing lines arrive), the end is written
-     * to the file ({@code RLS_END}) and the file closed; once it is forced to disk, followers get
-     * END_OF_STREAM with {@code finalState}, marked complete. Lines above {@code lastSequence} are
-     * not written afterwards. Stale epochs and repeated calls are ignored. Returns at once.
-     *
-     * <p>If the missing lines never come (the worker died after reporting), call
-     * {@link #abandon} to end the followers anyway.
+     * Records that an attempt ended, as its worker recorded in Redis with the line its log ends
+     * at. Once every line up to {@code lastSequence} is written (now, or when the missing lines
+     * arrive), the end is written to the file ({@code RLS_END}) and the file closed; once it is
+     * forced to disk, followers get END_OF_STREAM with {@code finalState}, marked complete. Lines
+     * above {@code lastSequence} are not written afterwards. If the missing lines have not come
+     * within {@link Limits#linePatience()} (the worker died before sending them), the attempt
+     * ends with the lines it has, marked incomplete. Stale epochs are ignored, and so is a call
+     * once the attempt ended. Returns at once.
      *
      * @param taskId       the task
      * @param epoch        the attempt's lease epoch
      * @param lastSequence the attempt's last sequence number (0: it printed nothing)
-     * @param finalState   how it ended, e.g. "SUCCEEDED"
+     * @param finalState   the state it ended in, e.g. {@link TaskState#SUCCEEDED}; must not be null
      * @throws IllegalArgumentException if {@code taskId} is not a valid task id, or a number is negative
      */
-    public void complete(String taskId, long epoch, long lastSequence, String finalState) {
+    public void complete(String taskId, long epoch, long lastSequence, TaskState finalState) {
         pathOf(taskId);
         requireNotNegative(epoch, "epoch");
         requireNotNegative(lastSequence, "lastSequence");
@@ -393,30 +392,16 @@ public final class TaskLogManager implements AutoCloseable {
      * current attempt already ended. Returns at once.
      *
      * @param taskId     the task
-     * @param finalState the state it ended in, e.g. "FAILED"
+     * @param finalState the state it ended in, e.g. {@link TaskState#FAILED}; must not be null
      * @param reason     why, for the note; may be null
      * @throws IllegalArgumentException if {@code taskId} is not a valid task id
      */
-    public void abandon(String taskId, String finalState, String reason) {
-        abandon(taskId, finalState, reason, -1, -1);
-    }
-
-    /**
-     * As {@link #abandon(String, String, String)}, knowing from the task's record the epoch of its
-     * last attempt and how many lines that attempt printed (its worker records the count with the
-     * end): if the log holds that attempt with exactly that many lines, nothing is missing but the
-     * worker's report, and the attempt is completed as the report would have ({@link #complete}),
-     * marked complete.
-     *
-     * @param epoch         the epoch of the task's last attempt, or -1 when not known
-     * @param recordedLines the lines that attempt printed, as its worker recorded, or -1 when not known
-     */
-    public void abandon(String taskId, String finalState, String reason, long epoch, long recordedLines) {
+    public void abandon(String taskId, TaskState finalState, String reason) {
         pathOf(taskId);
         Objects.requireNonNull(finalState, "finalState");
-        String note = "the task ended without its worker reporting the end of its log; the log may be incomplete"
+        String note = "the task ended without its worker recording where its log ends; the log may be incomplete"
                 + (reason == null || reason.isBlank() ? "" : ": " + reason);
-        stripes.run(taskId, "abandon", true, stripe -> stripe.abandon(taskId, finalState, note, epoch, recordedLines));
+        stripes.run(taskId, "abandon", true, stripe -> stripe.abandon(taskId, finalState, note));
     }
 
     /**
@@ -451,7 +436,7 @@ public final class TaskLogManager implements AutoCloseable {
 
     /**
      * Returns the tasks whose log state is in the cache with an attempt started, not ended, and no
-     * completion waiting for its last lines (its worker's report came): those whose end this
+     * completion waiting for its last lines: those whose end this
      * manager has not heard of. A state dropped from the cache is not among them (a task with
      * followers is never dropped). For a master that may have missed the events of tasks' ends.
      * Returns at once; completes on the I/O threads.
@@ -462,7 +447,7 @@ public final class TaskLogManager implements AutoCloseable {
 
     /** What a task's log waits for, from {@link #awaitsEnd}. */
     public enum Awaiting {
-        /** Nothing: its attempt ended, or a completion waits for its last lines (the worker reported). */
+        /** Nothing: its attempt ended, or a completion waits for its last lines. */
         NOTHING,
         /** The end of a started attempt (see {@link #unendedAttempts()}). */
         ATTEMPT_END,

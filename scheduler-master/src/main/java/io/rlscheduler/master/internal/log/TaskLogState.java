@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -59,7 +60,7 @@ final class TaskLogState {
     private long epoch = -1;
     private int attempt;
     private long pendingEndSequence = -1;
-    private String pendingFinalState;
+    private TaskState pendingFinalState;
     private LogRecord endRecord;
     private long sequenceLimit = Long.MAX_VALUE;
 
@@ -89,7 +90,7 @@ final class TaskLogState {
     }
 
     /** Returns, while {@link LogPhase#ENDING}, the state the attempt ended in. */
-    String pendingFinalState() {
+    TaskState pendingFinalState() {
         return pendingFinalState;
     }
 
@@ -124,7 +125,7 @@ final class TaskLogState {
     }
 
     /** The attempt's worker reported its end at {@code endSequence}: it ends once the lines up to it are written. */
-    void expectEnd(long endSequence, String finalState) {
+    void expectEnd(long endSequence, TaskState finalState) {
         moveTo(LogPhase.ENDING);
         pendingEndSequence = endSequence;
         pendingFinalState = finalState;

@@ -2,8 +2,9 @@ package io.rlscheduler.master.internal.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.ByteString;
 import io.rlscheduler.master.LogRecord;
-import io.rlscheduler.protocol.LogLine;
+import io.rlscheduler.protocol.LogChunk;
 import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -25,17 +26,29 @@ public final class LogFixtures {
     private LogFixtures() {
     }
 
-    static LogLine line(long sequence, String text) {
-        return LogLine.newBuilder().setSequence(sequence).setStream(LogStream.LOG_STREAM_STDOUT).setText(text).build();
+    /** A chunk of stdout lines from sequence {@code first}: {@code text}, each line ended by LF. */
+    public static LogChunk chunk(long first, String text) {
+        return chunk(first, LogStream.LOG_STREAM_STDOUT, text);
     }
 
-    /** Lines {@code from..to} (inclusive) with text "line-N". */
-    public static List<LogLine> lines(long from, long to) {
-        List<LogLine> lines = new ArrayList<>();
+    /** A chunk of lines of {@code stream} from sequence {@code first}: {@code text}, each line ended by LF. */
+    public static LogChunk chunk(long first, LogStream stream, String text) {
+        return LogChunk.newBuilder().setFirstSequence(first).setStream(stream).setText(ByteString.copyFromUtf8(text))
+                .build();
+    }
+
+    /** A chunk of one stdout line. */
+    static LogChunk line(long sequence, String text) {
+        return chunk(sequence, text + "\n");
+    }
+
+    /** Lines {@code from..to} (inclusive) with text "line-N", as one chunk; none when {@code from > to}. */
+    public static List<LogChunk> lines(long from, long to) {
+        StringBuilder text = new StringBuilder();
         for (long sequence = from; sequence <= to; sequence++) {
-            lines.add(line(sequence, "line-" + sequence));
+            text.append("line-").append(sequence).append('\n');
         }
-        return lines;
+        return from > to ? List.of() : List.of(chunk(from, text.toString()));
     }
 
     static List<String> texts(long from, long to) {

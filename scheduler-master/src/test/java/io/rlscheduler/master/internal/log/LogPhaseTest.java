@@ -7,6 +7,7 @@ import static io.rlscheduler.master.internal.log.LogPhase.RUNNING;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -72,12 +73,12 @@ class LogPhaseTest {
         assertThat(st.epoch()).isEqualTo(7);
         assertThat(st.attempt()).isEqualTo(2);
 
-        st.expectEnd(5, "SUCCEEDED");
+        st.expectEnd(5, TaskState.SUCCEEDED);
         assertThat(st.phase()).isEqualTo(ENDING);
         assertThat(st.pendingEndSequence()).isEqualTo(5);
         assertThat(st.isEvictable()).as("a pending completion lives only in memory").isFalse();
 
-        LogRecord end = LogRecord.endOfStream("t1", 2, 7, "SUCCEEDED", true, null);
+        LogRecord end = LogRecord.endOfStream("t1", 2, 7, TaskState.SUCCEEDED, true, null);
         st.end(end, 5);
         assertThat(st.phase()).isEqualTo(ENDED);
         assertThat(st.endRecord()).isSameAs(end);

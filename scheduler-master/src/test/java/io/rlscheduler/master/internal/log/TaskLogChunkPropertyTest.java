@@ -4,6 +4,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
@@ -219,7 +220,7 @@ class TaskLogChunkPropertyTest {
                     Run run = active.get(random.nextInt(active.size()));
                     if (run.completedAt < 0 && random.nextInt(12) == 0) {
                         // The worker reports the end before its last lines arrive.
-                        logs.complete(run.taskId, run.epoch, run.size(), "SUCCEEDED");
+                        logs.complete(run.taskId, run.epoch, run.size(), TaskState.SUCCEEDED);
                         run.completedAt = run.size();
                         run.batches.add("complete(" + run.size() + ")");
                     }
@@ -240,7 +241,7 @@ class TaskLogChunkPropertyTest {
                     }
                     if (run.written == run.size()) {
                         if (run.completedAt < 0) {
-                            logs.complete(run.taskId, run.epoch, run.size(), "SUCCEEDED");
+                            logs.complete(run.taskId, run.epoch, run.size(), TaskState.SUCCEEDED);
                             run.completedAt = run.size();
                         }
                         // A resend after the end writes nothing and is acknowledged with the last line.
@@ -265,7 +266,7 @@ class TaskLogChunkPropertyTest {
 
         LogRecord end = await(run.follow.whenEnded());
         assertThat(end.isComplete()).as(describe(run)).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(run.recorder.onlyEnd()).isSameAs(end);
         List<LogRecord> lines = run.recorder.lines();
         assertThat(lines).as("follower texts of %s", describe(run)).extracting(LogRecord::getText)
@@ -277,7 +278,9 @@ class TaskLogChunkPropertyTest {
         if (logs.getLimits().followerQueueCapacity() >= run.size()) {
             // Never dropped back to the file: every line came live, with its chunk's stream.
             assertThat(lines).as("streams of %s", describe(run)).extracting(LogRecord::getStream)
-                    .containsExactlyElementsOf(run.streams.subList(0, run.size()));
+                    .containsExactlyElementsOf(run.streams.subList(0, run.size()).stream().map(stream ->
+                            stream == LogStream.LOG_STREAM_STDERR ? LogRecord.Stream.STDERR : LogRecord.Stream.STDOUT)
+                            .toList());
         }
 
         StringBuilder expected = new StringBuilder();

@@ -6,10 +6,10 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
-import io.rlscheduler.protocol.LogStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,7 +66,7 @@ class TaskLogFollowTest {
         while (acked < TOTAL) {
             long from = Math.max(1, next - random.nextInt(6));
             long to = Math.min(TOTAL, next + random.nextInt(40));
-            acked = await(logs.append(taskId, epoch, lines(from, to)));
+            acked = await(logs.appendChunks(taskId, epoch, lines(from, to)));
             assertThat(acked).isEqualTo(to);
             next = acked + 1;
             if (!signalled && acked >= TOTAL / 2) {
@@ -87,13 +87,13 @@ class TaskLogFollowTest {
         assertThat(halfWritten.await(60, TimeUnit.SECONDS)).isTrue();
         LogFollow follow = logs.follow("t1", recorder);
         writer.get(60, TimeUnit.SECONDS);
-        logs.complete("t1", 7, TOTAL, "SUCCEEDED");
+        logs.complete("t1", 7, TOTAL, TaskState.SUCCEEDED);
 
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.sequences()).containsExactlyElementsOf(oneTo(TOTAL));
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, TOTAL));
         assertThat(recorder.onlyEnd()).isSameAs(end);
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.isComplete()).isTrue();
         assertThat(recorder.lines()).allSatisfy(line -> {
             assertThat(line.getAttempt()).isEqualTo(1);
@@ -115,7 +115,7 @@ class TaskLogFollowTest {
             Thread.onSpinWait();
         }
         writer.get(60, TimeUnit.SECONDS);
-        logs.complete("t1", 7, TOTAL, "SUCCEEDED");
+        logs.complete("t1", 7, TOTAL, TaskState.SUCCEEDED);
         for (int i = 0; i < follows.size(); i++) {
             await(follows.get(i).whenEnded());
             assertThat(recorders.get(i).sequences()).as("follower %d", i).containsExactlyElementsOf(oneTo(TOTAL));
@@ -127,16 +127,16 @@ class TaskLogFollowTest {
     void followingAFinishedTaskReplaysItThenEndsAtOnce() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 5)));
-        logs.complete("t1", 7, 5, "FAILED");
+        await(logs.appendChunks("t1", 7, lines(1, 5)));
+        logs.complete("t1", 7, 5, TaskState.FAILED);
         Recorder recorder = new Recorder();
         LogRecord end = await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 5));
         assertThat(recorder.lines()).allSatisfy(
                 line -> assertThat(line.getStream()).as("replayed lines have no stream").isEqualTo(
-                        LogStream.LOG_STREAM_UNSPECIFIED));
+                        LogRecord.Stream.UNKNOWN));
         assertThat(recorder.onlyEnd()).isSameAs(end);
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.isComplete()).isTrue();
     }
 
@@ -146,13 +146,13 @@ class TaskLogFollowTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         assertThat(follow.isEnded()).isFalse();
         assertThat(recorder.lines()).allSatisfy(line -> assertThat(line.getStream()).isEqualTo(
-                LogStream.LOG_STREAM_STDOUT));
+                LogRecord.Stream.STDOUT));
         assertThat(recorder.threadName).startsWith("rls-log-follow-");
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
         assertThat(recorder.onlyEnd().isComplete()).isTrue();
@@ -164,10 +164,10 @@ class TaskLogFollowTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         await(logs.open("t1", "tr", 9, 2));
-        await(logs.append("t1", 9, lines(1, 2)));
-        logs.complete("t1", 9, 2, "SUCCEEDED");
+        await(logs.appendChunks("t1", 9, lines(1, 2)));
+        logs.complete("t1", 9, 2, TaskState.SUCCEEDED);
         LogRecord end = await(follow.whenEnded());
         List<String> seen = recorder.lines().stream()
                 .map(r -> r.getAttempt() + "/" + r.getEpoch() + "/" + r.getSequence()).toList();
@@ -180,40 +180,40 @@ class TaskLogFollowTest {
     void theEndWaitsForLinesStillMissing() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 5, "SUCCEEDED");
+        logs.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !follow.isEnded());
 
-        assertThat(await(logs.append("t1", 7, lines(4, 5)))).isEqualTo(5);
+        assertThat(await(logs.appendChunks("t1", 7, lines(4, 5)))).isEqualTo(5);
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 5));
         assertThat(end.isComplete()).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
     }
 
     @Test
     void abandonEndsFollowersAtOnceMarkedIncomplete() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 10, "SUCCEEDED");
-        logs.abandon("t1", "FAILED", "reaped: worker lease expired");
+        logs.complete("t1", 7, 10, TaskState.SUCCEEDED);
+        logs.abandon("t1", TaskState.FAILED, "reaped: worker lease expired");
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
         assertThat(recorder.onlyEnd()).isSameAs(end);
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.isComplete()).isFalse();
         assertThat(end.getNote()).contains("may be incomplete").contains("worker lease expired");
 
         Recorder later = new Recorder();
         LogRecord laterEnd = await(logs.follow("t1", later).whenEnded());
         assertThat(later.texts()).containsExactlyElementsOf(texts(1, 3));
-        assertThat(laterEnd.getFinalState()).isEqualTo("FAILED");
+        assertThat(laterEnd.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(laterEnd.isComplete()).isFalse();
         assertThat(laterEnd.getNote()).isEqualTo(end.getNote());
     }
@@ -223,10 +223,10 @@ class TaskLogFollowTest {
         start(64);
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.abandon("t1", "CANCELLED", null);
+        logs.abandon("t1", TaskState.CANCELLED, null);
         LogRecord end = await(follow.whenEnded());
         assertThat(recorder.lineCount()).isZero();
-        assertThat(end.getFinalState()).isEqualTo("CANCELLED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.CANCELLED);
         assertThat(end.isComplete()).isFalse();
     }
 
@@ -252,7 +252,7 @@ class TaskLogFollowTest {
 
         // Every ack arrives while the slow consumer sits on its first line.
         CompletableFuture.runAsync(() -> appendAll("t1", 7, () -> { })).get(60, TimeUnit.SECONDS);
-        logs.complete("t1", 7, TOTAL, "SUCCEEDED");
+        logs.complete("t1", 7, TOTAL, TaskState.SUCCEEDED);
         await(fastFollow.whenEnded());
         assertThat(fast.sequences()).containsExactlyElementsOf(oneTo(TOTAL));
         assertThat(slowFollow.isEnded()).isFalse();
@@ -274,8 +274,8 @@ class TaskLogFollowTest {
         Recorder good = new Recorder();
         LogFollow goodFollow = logs.follow("t1", good);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 100)));
-        logs.complete("t1", 7, 100, "SUCCEEDED");
+        await(logs.appendChunks("t1", 7, lines(1, 100)));
+        logs.complete("t1", 7, 100, TaskState.SUCCEEDED);
         await(goodFollow.whenEnded());
         LogRecord end = await(throwing.whenEnded());
         assertThat(end.isComplete()).isTrue();
@@ -287,15 +287,15 @@ class TaskLogFollowTest {
     void closingAFollowEndsItWithOneEndOfStream() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
         follow.close();
         follow.close();
         LogRecord end = await(follow.whenEnded());
-        await(logs.append("t1", 7, lines(3, 4)));
-        logs.complete("t1", 7, 4, "SUCCEEDED");
+        await(logs.appendChunks("t1", 7, lines(3, 4)));
+        logs.complete("t1", 7, 4, TaskState.SUCCEEDED);
         Recorder other = new Recorder();
         await(logs.follow("t1", other).whenEnded());
         assertThat(recorder.onlyEnd()).isSameAs(end);
@@ -309,7 +309,7 @@ class TaskLogFollowTest {
     void aConsumerMayCloseItsOwnFollow() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 50)));
+        await(logs.appendChunks("t1", 7, lines(1, 50)));
         Recorder recorder = new Recorder();
         AtomicReference<LogFollow> self = new AtomicReference<>();
         CountDownLatch subscribed = new CountDownLatch(1);
@@ -335,7 +335,7 @@ class TaskLogFollowTest {
     void closingTheManagerEndsEveryFollower() {
         start(64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         Recorder running = new Recorder();
         LogFollow runningFollow = logs.follow("t1", running);
         Recorder waiting = new Recorder();

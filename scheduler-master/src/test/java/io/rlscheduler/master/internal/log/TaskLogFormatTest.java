@@ -2,6 +2,7 @@ package io.rlscheduler.master.internal.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.internal.log.LogFileFormat.Kind;
 import io.rlscheduler.master.internal.log.LogFileFormat.Line;
 import org.junit.jupiter.api.Test;
@@ -12,7 +13,7 @@ class TaskLogFormatTest {
     void headerAndMarkersHaveTheDocumentedForm() {
         assertThat(LogFileFormat.header("tr-1")).isEqualTo("TRACE_ID:tr-1");
         assertThat(LogFileFormat.attemptMarker(2, 17)).isEqualTo("##RLS_ATTEMPT attempt=2 epoch=17");
-        assertThat(LogFileFormat.endMarker("SUCCEEDED", true, 40, null))
+        assertThat(LogFileFormat.endMarker(TaskState.SUCCEEDED, true, 40, null))
                 .isEqualTo("##RLS_END state=SUCCEEDED complete=true last=40");
     }
 
@@ -23,9 +24,9 @@ class TaskLogFormatTest {
         assertThat(attempt.attempt()).isEqualTo(2);
         assertThat(attempt.epoch()).isEqualTo(17);
 
-        Line end = LogFileFormat.parse(LogFileFormat.endMarker("FAILED", false, 3, "worker gone\nfor good"), false);
+        Line end = LogFileFormat.parse(LogFileFormat.endMarker(TaskState.FAILED, false, 3, "worker gone\nfor good"), false);
         assertThat(end.kind()).isEqualTo(Kind.END);
-        assertThat(end.finalState()).isEqualTo("FAILED");
+        assertThat(end.finalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.complete()).isFalse();
         assertThat(end.last()).isEqualTo(3);
         assertThat(end.reason()).isEqualTo("worker gone for good");
@@ -83,8 +84,24 @@ class TaskLogFormatTest {
     }
 
     @Test
-    void finalStateIsOneToken() {
-        assertThat(LogFileFormat.stateToken(" TIMED OUT ")).isEqualTo("TIMED_OUT");
-        assertThat(LogFileFormat.stateToken("")).isEqualTo("UNKNOWN");
+    void everyFinalStateIsWrittenByNameAndReadBack() {
+        for (TaskState state : TaskState.values()) {
+            String marker = LogFileFormat.endMarker(state, true, 1, null);
+            assertThat(marker).isEqualTo("##RLS_END state=" + state.name() + " complete=true last=1");
+            assertThat(LogFileFormat.parse(marker, false).finalState()).isEqualTo(state);
+        }
+    }
+
+    @Test
+    void anEndWithoutAKnownStateIsWrittenUnknownAndReadBackWithout() {
+        String marker = LogFileFormat.endMarker(null, false, 2, null);
+        assertThat(marker).isEqualTo("##RLS_END state=UNKNOWN complete=false last=2");
+        Line unknown = LogFileFormat.parse(marker, false);
+        assertThat(unknown.kind()).isEqualTo(Kind.END);
+        assertThat(unknown.finalState()).isNull();
+        Line foreign = LogFileFormat.parse("##RLS_END state=ELSEWHERE complete=true last=3", false);
+        assertThat(foreign.kind()).as("an end still").isEqualTo(Kind.END);
+        assertThat(foreign.finalState()).isNull();
+        assertThat(foreign.last()).isEqualTo(3);
     }
 }

@@ -1,6 +1,7 @@
 package io.rlscheduler.master.internal.log;
 
 import static io.rlscheduler.master.internal.log.LogFixtures.await;
+import static io.rlscheduler.master.internal.log.LogFixtures.chunk;
 import static io.rlscheduler.master.internal.log.LogFixtures.fileLines;
 import static io.rlscheduler.master.internal.log.LogFixtures.line;
 import static io.rlscheduler.master.internal.log.LogFixtures.lines;
@@ -8,10 +9,9 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.google.protobuf.ByteString;
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
-import io.rlscheduler.protocol.LogLine;
 import io.rlscheduler.protocol.LogStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -61,7 +61,7 @@ class TaskLogManagerTest {
         assertThat(dir).isDirectory();
         await(logs.open("t1", "trace-abc", 7, 1));
         assertThat(dir.resolve("t1.log")).as("no file before the attempt prints").doesNotExist();
-        await(logs.append("t1", 7, lines(1, 1)));
+        await(logs.appendChunks("t1", 7, lines(1, 1)));
         assertThat(file("t1")).containsExactly("TRACE_ID:trace-abc", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1");
     }
 
@@ -73,8 +73,8 @@ class TaskLogManagerTest {
         }
         logs.openAll(starts);
         for (int i = 0; i < 6; i++) {
-            assertThat(await(logs.append("t" + i, 9, lines(1, 1)))).as("older than the started attempt").isEqualTo(-1);
-            assertThat(await(logs.append("t" + i, 10 + i, lines(1, 2)))).isEqualTo(2);
+            assertThat(await(logs.appendChunks("t" + i, 9, lines(1, 1)))).as("older than the started attempt").isEqualTo(-1);
+            assertThat(await(logs.appendChunks("t" + i, 10 + i, lines(1, 2)))).isEqualTo(2);
             assertThat(file("t" + i)).containsExactly("TRACE_ID:trace-" + i,
                     "##RLS_ATTEMPT attempt=" + (i + 1) + " epoch=" + (10 + i), "line-1", "line-2");
         }
@@ -85,11 +85,11 @@ class TaskLogManagerTest {
         for (String taskId : List.of("running", "completed", "abandoned", "waiting-for-lines")) {
             await(logs.open(taskId, "trace", 3, 1));
         }
-        await(logs.append("completed", 3, lines(1, 2)));
-        logs.complete("completed", 3, 2, "SUCCEEDED");
-        logs.abandon("abandoned", "FAILED", "reaped");
-        await(logs.append("waiting-for-lines", 3, lines(1, 2)));
-        logs.complete("waiting-for-lines", 3, 5, "SUCCEEDED"); // lines 3 to 5 have not come
+        await(logs.appendChunks("completed", 3, lines(1, 2)));
+        logs.complete("completed", 3, 2, TaskState.SUCCEEDED);
+        logs.abandon("abandoned", TaskState.FAILED, "reaped");
+        await(logs.appendChunks("waiting-for-lines", 3, lines(1, 2)));
+        logs.complete("waiting-for-lines", 3, 5, TaskState.SUCCEEDED); // lines 3 to 5 have not come
         assertThat(await(logs.unendedAttempts())).containsExactly("running");
     }
 
@@ -98,18 +98,9 @@ class TaskLogManagerTest {
         List<TaskLogManager.AttemptStart> starts = List.of(new TaskLogManager.AttemptStart("good", "trace-g", 7, 2),
                 new TaskLogManager.AttemptStart("../escape", "trace-e", 7, 1));
         assertThatThrownBy(() -> logs.openAll(starts)).isInstanceOf(IllegalArgumentException.class);
-        assertThat(await(logs.append("good", 7, lines(1, 1)))).isEqualTo(1);
+        assertThat(await(logs.appendChunks("good", 7, lines(1, 1)))).isEqualTo(1);
         assertThat(file("good")).as("not started by openAll: a batch of an unknown attempt starts it")
                 .containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7", "line-1");
-    }
-
-    private static LogChunk chunk(long first, String text) {
-        return chunk(first, LogStream.LOG_STREAM_STDOUT, text);
-    }
-
-    private static LogChunk chunk(long first, LogStream stream, String text) {
-        return LogChunk.newBuilder().setFirstSequence(first).setStream(stream)
-                .setText(ByteString.copyFromUtf8(text)).build();
     }
 
     @Test
@@ -121,7 +112,7 @@ class TaskLogManagerTest {
                 "##RLS_TEXT ##RLS_END state=X complete=true", "a b", "", "\u00e9t\u00e9");
         // Read back as a follower does: the escaped line is output, not an end.
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
-        logs.complete("t1", 7, 5, "SUCCEEDED");
+        logs.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getText)
                 .containsExactly("one", "##RLS_END state=X complete=true", "a b", "", "\u00e9t\u00e9");
@@ -145,7 +136,7 @@ class TaskLogManagerTest {
     @Test
     void linesAfterTheAttemptsLastAreNotWrittenEvenInsideAChunk() {
         await(logs.open("t1", "tr", 7, 1));
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(await(logs.appendChunks("t1", 7, List.of(chunk(1, "line-1\nline-2\nline-3\n"))))).isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
                 "##RLS_END state=SUCCEEDED complete=true last=2");
@@ -170,7 +161,7 @@ class TaskLogManagerTest {
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
         logs.follow("t1", recorder);
         await(logs.appendChunks("t1", 7, List.of(chunk(1, "a\nb\n"), chunk(3, LogStream.LOG_STREAM_STDERR, "##RLS_x\n"))));
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         LogRecord end = await(logs.follow("t1", r -> { }).whenEnded());
         assertThat(end.isComplete()).isTrue();
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
@@ -180,7 +171,7 @@ class TaskLogManagerTest {
         assertThat(lines).extracting(LogRecord::getSequence).containsExactly(1L, 2L, 3L);
         assertThat(lines).extracting(LogRecord::getEpoch).containsOnly(7L);
         assertThat(lines).as("live lines keep their stream").extracting(LogRecord::getStream)
-                .containsExactly(LogStream.LOG_STREAM_STDOUT, LogStream.LOG_STREAM_STDOUT, LogStream.LOG_STREAM_STDERR);
+                .containsExactly(LogRecord.Stream.STDOUT, LogRecord.Stream.STDOUT, LogRecord.Stream.STDERR);
     }
 
     @Test
@@ -197,7 +188,7 @@ class TaskLogManagerTest {
         assertThat(file("t1")).hasSize(5);
 
         // Read back by a follower and by a new manager (a restart): the numbers go on after the skip.
-        logs.complete("t1", 7, 8, "SUCCEEDED");
+        logs.complete("t1", 7, 8, TaskState.SUCCEEDED);
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
         await(logs.follow("t1", recorder).whenEnded());
         assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
@@ -218,7 +209,7 @@ class TaskLogManagerTest {
         await(logs.open("t3", "tr", 7, 1));
         assertThat(await(logs.appendChunks("t3", 7, List.of(chunk(1, "line-1\n"))))).isEqualTo(1);
         assertThat(await(logs.write("t3", 7, 3, List.of())).acked()).isEqualTo(3);
-        logs.complete("t3", 7, 3, "SUCCEEDED");
+        logs.complete("t3", 7, 3, TaskState.SUCCEEDED);
         LogRecord end = await(logs.follow("t3", r -> { }).whenEnded());
         assertThat(end.isComplete()).isTrue();
         assertThat(file("t3")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1",
@@ -236,7 +227,7 @@ class TaskLogManagerTest {
         logs.close();
         logs = new TaskLogManager(dir);
         assertThat(await(logs.appendChunks("t2", 7, List.of(chunk(5, "line-5\nline-6\n"))))).isEqualTo(6);
-        logs.complete("t2", 7, 6, "SUCCEEDED");
+        logs.complete("t2", 7, 6, TaskState.SUCCEEDED);
         LogFixtures.Recorder recorder = new LogFixtures.Recorder();
         await(logs.follow("t2", recorder).whenEnded());
         assertThat(recorder.records()).filteredOn(r -> !r.isEndOfStream()).extracting(LogRecord::getSequence)
@@ -247,8 +238,8 @@ class TaskLogManagerTest {
     @Test
     void writesLinesInSequenceOrderAndAcksTheLast() {
         await(logs.open("t1", "tr", 7, 1));
-        assertThat(await(logs.append("t1", 7, lines(1, 3)))).isEqualTo(3);
-        assertThat(await(logs.append("t1", 7, List.of(line(5, "line-5"), line(4, "line-4"))))).isEqualTo(5);
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 3)))).isEqualTo(3);
+        assertThat(await(logs.appendChunks("t1", 7, List.of(line(4, "line-4"), line(5, "line-5"))))).isEqualTo(5);
         assertThat(file("t1")).containsExactlyElementsOf(
                 concat(List.of("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7"), texts(1, 5)));
     }
@@ -256,34 +247,34 @@ class TaskLogManagerTest {
     @Test
     void skipsLinesAlreadyWrittenWhenAWorkerResends() {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 4)));
-        assertThat(await(logs.append("t1", 7, lines(2, 6)))).isEqualTo(6);
-        assertThat(await(logs.append("t1", 7, lines(1, 6)))).isEqualTo(6);
-        assertThat(await(logs.append("t1", 7, List.of(line(3, "again"), line(3, "again"))))).isEqualTo(6);
+        await(logs.appendChunks("t1", 7, lines(1, 4)));
+        assertThat(await(logs.appendChunks("t1", 7, lines(2, 6)))).isEqualTo(6);
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 6)))).isEqualTo(6);
+        assertThat(await(logs.appendChunks("t1", 7, List.of(line(3, "again"), line(3, "again"))))).isEqualTo(6);
         assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 6));
     }
 
     @Test
     void aGapEndsTheBatchAndTheAckIsTheContiguousPrefix() {
         await(logs.open("t1", "tr", 7, 1));
-        List<LogLine> batch = new ArrayList<>(lines(1, 3));
+        List<LogChunk> batch = new ArrayList<>(lines(1, 3));
         batch.addAll(lines(5, 8));
-        assertThat(await(logs.append("t1", 7, batch))).isEqualTo(3);
-        assertThat(await(logs.append("t1", 7, lines(6, 9)))).as("still missing 4").isEqualTo(3);
+        assertThat(await(logs.appendChunks("t1", 7, batch))).isEqualTo(3);
+        assertThat(await(logs.appendChunks("t1", 7, lines(6, 9)))).as("still missing 4").isEqualTo(3);
         assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 3));
 
-        assertThat(await(logs.append("t1", 7, lines(4, 9)))).as("resent from the ack").isEqualTo(9);
+        assertThat(await(logs.appendChunks("t1", 7, lines(4, 9)))).as("resent from the ack").isEqualTo(9);
         assertThat(file("t1").subList(2, file("t1").size())).containsExactlyElementsOf(texts(1, 9));
     }
 
     @Test
     void aBatchOfAnOlderEpochIsStaleAndWritesNothing() {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         await(logs.open("t1", "tr", 9, 2));
-        assertThat(await(logs.append("t1", 7, lines(3, 5)))).isEqualTo(-1L);
+        assertThat(await(logs.appendChunks("t1", 7, lines(3, 5)))).isEqualTo(-1L);
         await(logs.open("t1", "tr", 7, 1));
-        assertThat(await(logs.append("t1", 9, lines(1, 1)))).isEqualTo(1);
+        assertThat(await(logs.appendChunks("t1", 9, lines(1, 1)))).isEqualTo(1);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
                 "##RLS_ATTEMPT attempt=2 epoch=9", "line-1");
     }
@@ -291,9 +282,9 @@ class TaskLogManagerTest {
     @Test
     void aNewAttemptGetsAMarkerAndSequenceNumbersStartAgain() {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         await(logs.open("t1", "tr", 9, 2));
-        assertThat(await(logs.append("t1", 9, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("t1", 9, lines(1, 2)))).isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
                 "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2");
     }
@@ -301,15 +292,15 @@ class TaskLogManagerTest {
     @Test
     void openingTheSameEpochTwiceWritesOneMarker() {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 1)));
+        await(logs.appendChunks("t1", 7, lines(1, 1)));
         await(logs.open("t1", "tr", 7, 1));
-        assertThat(await(logs.append("t1", 7, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 2)))).isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2");
     }
 
     @Test
     void aBatchOfANewerEpochStartsThatAttemptAndCreatesTheFileIfNeeded() {
-        assertThat(await(logs.append("t1", 12, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("t1", 12, lines(1, 2)))).isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=12", "line-1",
                 "line-2");
         await(logs.open("t1", "tr", 12, 3));
@@ -318,36 +309,36 @@ class TaskLogManagerTest {
 
     @Test
     void aNewerEpochWhoseFirstBatchDoesNotStartAtOneIsAckedAtZero() {
-        assertThat(await(logs.append("t1", 12, lines(5, 6)))).isZero();
-        assertThat(await(logs.append("t1", 12, lines(1, 6)))).isEqualTo(6);
+        assertThat(await(logs.appendChunks("t1", 12, lines(5, 6)))).isZero();
+        assertThat(await(logs.appendChunks("t1", 12, lines(1, 6)))).isEqualTo(6);
     }
 
     @Test
     void lineBreaksInsideALineBecomeSpacesSoOneLineIsOneFileLine() {
         await(logs.open("t1", "tr\nx", 7, 1));
-        await(logs.append("t1", 7, List.of(line(1, "a\nb"), line(2, "c\r\nd"), line(3, ""))));
+        await(logs.appendChunks("t1", 7, List.of(chunk(1, "a\rb\nc\r\rd\n\n"))));
         assertThat(file("t1")).containsExactly("TRACE_ID:tr x", "##RLS_ATTEMPT attempt=1 epoch=7", "a b", "c  d", "");
     }
 
     @Test
     void outputCannotForgeAMarker() throws IOException {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, List.of(line(1, "##RLS_ATTEMPT attempt=5 epoch=99"), line(2, "ok"))));
+        await(logs.appendChunks("t1", 7, List.of(line(1, "##RLS_ATTEMPT attempt=5 epoch=99"), line(2, "ok"))));
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
                 "##RLS_TEXT ##RLS_ATTEMPT attempt=5 epoch=99", "ok");
         logs.close();
         logs = new TaskLogManager(dir);
-        assertThat(await(logs.append("t1", 7, lines(1, 3)))).as("epoch 7 is still current, 2 lines written")
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 3)))).as("epoch 7 is still current, 2 lines written")
                 .isEqualTo(3);
     }
 
     @Test
     void completionWritesTheEndAndClosesTheFile() {
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         assertThat(logs.openFileCount()).isEqualTo(1);
-        logs.complete("t1", 7, 2, "SUCCEEDED");
-        assertThat(await(logs.append("t1", 7, lines(1, 4)))).as("nothing after the last sequence").isEqualTo(2);
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 4)))).as("nothing after the last sequence").isEqualTo(2);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7", "line-1", "line-2",
                 "##RLS_END state=SUCCEEDED complete=true last=2");
         assertThat(logs.openFileCount()).isZero();
@@ -358,17 +349,17 @@ class TaskLogManagerTest {
         for (String bad : new String[] {"../x", "..", ".", "a/b", "/tmp/x", "", "x\\y", ".hidden", "a\u0000b",
                 "x".repeat(129)}) {
             assertThatThrownBy(() -> logs.open(bad, "tr", 1, 1)).isInstanceOf(IllegalArgumentException.class);
-            CompletableFuture<Long> append = logs.append(bad, 1, lines(1, 1));
+            CompletableFuture<Long> append = logs.appendChunks(bad, 1, lines(1, 1));
             assertThatThrownBy(() -> append.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> logs.follow(bad, r -> { })).isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> logs.complete(bad, 1, 1, "SUCCEEDED"))
+            assertThatThrownBy(() -> logs.complete(bad, 1, 1, TaskState.SUCCEEDED))
                     .isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> logs.abandon(bad, "FAILED", "x")).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> logs.abandon(bad, TaskState.FAILED, "x")).isInstanceOf(IllegalArgumentException.class);
         }
         assertThatThrownBy(() -> logs.open(null, "tr", 1, 1)).isInstanceOf(IllegalArgumentException.class);
         // A round trip through the I/O thread, so a write wrongly queued would have happened by now.
-        await(logs.append("ok", 1, lines(1, 1)));
+        await(logs.appendChunks("ok", 1, lines(1, 1)));
         try (Stream<Path> all = Files.walk(root)) {
             assertThat(all.filter(Files::isRegularFile).toList()).containsExactly(dir.resolve("ok.log"));
         }
@@ -377,7 +368,7 @@ class TaskLogManagerTest {
     @Test
     void negativeEpochsAreRejected() {
         assertThatThrownBy(() -> logs.open("t1", "tr", -1, 1)).isInstanceOf(IllegalArgumentException.class);
-        assertThat(logs.append("t1", -5, lines(1, 1))).isCompletedExceptionally();
+        assertThat(logs.appendChunks("t1", -5, lines(1, 1))).isCompletedExceptionally();
         assertThat(dir.resolve("t1.log")).doesNotExist();
     }
 
@@ -389,7 +380,7 @@ class TaskLogManagerTest {
             for (int task = 0; task < 10; task++) {
                 String id = "task-" + task;
                 await(logs.open(id, "tr", 7, 1));
-                await(logs.append(id, 7, lines(round * 2 + 1, round * 2 + 2)));
+                await(logs.appendChunks(id, 7, lines(round * 2 + 1, round * 2 + 2)));
                 assertThat(logs.openFileCount()).isLessThanOrEqualTo(2);
             }
         }
@@ -405,11 +396,11 @@ class TaskLogManagerTest {
         logs = new TaskLogManager(dir, new TaskLogManager.Limits(1, 1, 2, 16));
         for (int task = 0; task < 6; task++) {
             await(logs.open("task-" + task, "tr", 7, 1));
-            await(logs.append("task-" + task, 7, lines(1, 3)));
+            await(logs.appendChunks("task-" + task, 7, lines(1, 3)));
         }
         for (int task = 0; task < 6; task++) {
-            assertThat(await(logs.append("task-" + task, 7, lines(2, 5)))).isEqualTo(5);
-            assertThat(await(logs.append("task-" + task, 6, lines(1, 9)))).isEqualTo(-1L);
+            assertThat(await(logs.appendChunks("task-" + task, 7, lines(2, 5)))).isEqualTo(5);
+            assertThat(await(logs.appendChunks("task-" + task, 6, lines(1, 9)))).isEqualTo(-1L);
         }
         for (int task = 0; task < 6; task++) {
             assertThat(file("task-" + task)).containsExactlyElementsOf(
@@ -425,8 +416,8 @@ class TaskLogManagerTest {
 
         assertThat(logs.open("linked", "tr", 7, 1)).failsWithin(30, TimeUnit.SECONDS); // an existing file is read
         await(logs.open("dangling", "tr", 7, 1)); // a missing one is not touched until there is something to write
-        assertThat(logs.append("linked", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
-        assertThat(logs.append("dangling", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
+        assertThat(logs.appendChunks("linked", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
+        assertThat(logs.appendChunks("dangling", 7, lines(1, 1))).failsWithin(30, TimeUnit.SECONDS);
 
         assertThat(Files.readString(target)).isEqualTo("untouched\n");
         assertThat(root.resolve("nothing-here.txt")).doesNotExist();
@@ -437,10 +428,10 @@ class TaskLogManagerTest {
         await(logs.open("t1", "tr", 7, 1));
         logs.close();
         logs.close();
-        assertThat(logs.append("t1", 7, lines(1, 1))).isCompletedExceptionally();
+        assertThat(logs.appendChunks("t1", 7, lines(1, 1))).isCompletedExceptionally();
         assertThat(logs.open("t1", "tr", 8, 2)).isCompletedExceptionally();
         assertThatThrownBy(() -> logs.follow("t1", r -> { })).isInstanceOf(IllegalStateException.class);
-        logs.complete("t1", 7, 0, "SUCCEEDED");
+        logs.complete("t1", 7, 0, TaskState.SUCCEEDED);
         assertThat(file("t1")).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7");
     }
 
@@ -453,8 +444,8 @@ class TaskLogManagerTest {
         CompletableFuture<Long> append;
         try {
             open = logs.open("t1", "tr", 7, 1);
-            append = logs.append("t1", 7, lines(1, 3));
-            logs.complete("t1", 7, 3, "SUCCEEDED");
+            append = logs.appendChunks("t1", 7, lines(1, 3));
+            logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         } finally {
             assertThat(Thread.interrupted()).as("the caller's interrupt is left alone").isTrue();
         }

@@ -6,6 +6,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.lines;
 import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rlscheduler.core.TaskState;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,14 +51,14 @@ class TaskLogSharedDirectoryTest {
     @Test
     void aFormerWriterDoesNotEndALogTheOtherMasterAlreadyEnded() {
         await(first.open("t1", "tr", 7, 1));
-        await(first.append("t1", 7, lines(1, 3)));
+        await(first.appendChunks("t1", 7, lines(1, 3)));
         // Leadership moves: the other master receives the rest and the worker's end report.
-        assertThat(await(second.append("t1", 7, lines(1, 5)))).isEqualTo(5);
-        second.complete("t1", 7, 5, "SUCCEEDED");
-        await(second.append("t1", 7, List.of()));
+        assertThat(await(second.appendChunks("t1", 7, lines(1, 5)))).isEqualTo(5);
+        second.complete("t1", 7, 5, TaskState.SUCCEEDED);
+        await(second.appendChunks("t1", 7, List.of()));
         // The former leader's timer: no end report reached it, so it abandons the log.
-        first.abandon("t1", "SUCCEEDED", "no report from the worker within 6000 ms");
-        await(first.append("t1", 7, List.of()));
+        first.abandon("t1", TaskState.SUCCEEDED, "no report from the worker within 6000 ms");
+        await(first.appendChunks("t1", 7, List.of()));
 
         List<String> expected = new ArrayList<>(texts(1, 5));
         expected.add("##RLS_END state=SUCCEEDED complete=true last=5");
@@ -67,21 +68,21 @@ class TaskLogSharedDirectoryTest {
     @Test
     void aFormerWriterLeadingAgainWritesNoLineTwice() {
         await(first.open("t1", "tr", 7, 1));
-        await(first.append("t1", 7, lines(1, 3)));
-        assertThat(await(second.append("t1", 7, lines(1, 5)))).isEqualTo(5);
+        await(first.appendChunks("t1", 7, lines(1, 3)));
+        assertThat(await(second.appendChunks("t1", 7, lines(1, 5)))).isEqualTo(5);
         // Leadership comes back; the worker resends from the last line the first master acknowledged.
-        assertThat(await(first.append("t1", 7, lines(4, 7)))).isEqualTo(7);
+        assertThat(await(first.appendChunks("t1", 7, lines(4, 7)))).isEqualTo(7);
         assertThat(body("t1")).containsExactlyElementsOf(texts(1, 7));
     }
 
     @Test
     void aFormerWriterSeesANewAttemptTheOtherMasterStarted() {
         await(first.open("t1", "tr", 7, 1));
-        await(first.append("t1", 7, lines(1, 3)));
+        await(first.appendChunks("t1", 7, lines(1, 3)));
         await(second.open("t1", "tr", 9, 2));
-        await(second.append("t1", 9, lines(1, 2)));
-        assertThat(await(first.append("t1", 7, lines(4, 5)))).as("epoch 7 is stale now").isEqualTo(-1L);
-        assertThat(await(first.append("t1", 9, lines(1, 4)))).isEqualTo(4);
+        await(second.appendChunks("t1", 9, lines(1, 2)));
+        assertThat(await(first.appendChunks("t1", 7, lines(4, 5)))).as("epoch 7 is stale now").isEqualTo(-1L);
+        assertThat(await(first.appendChunks("t1", 9, lines(1, 4)))).isEqualTo(4);
         assertThat(fileLines(dir.resolve("t1.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
                 "line-1", "line-2", "line-3", "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2", "line-3", "line-4");
     }

@@ -7,6 +7,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
@@ -91,10 +92,10 @@ class TaskLogSilentAttemptTest {
         await(logs.open("t1", "tr", 7, 1));
         Recorder early = new Recorder();
         LogFollow earlyFollow = logs.follow("t1", early);
-        logs.complete("t1", 7, 0, "SUCCEEDED");
+        logs.complete("t1", 7, 0, TaskState.SUCCEEDED);
 
         LogRecord end = LogFixtures.await(earlyFollow.whenEnded());
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(end.isComplete()).isTrue();
         assertThat(end.getAttempt()).isEqualTo(1);
         assertThat(end.getEpoch()).isEqualTo(7);
@@ -106,7 +107,7 @@ class TaskLogSilentAttemptTest {
         assertThat(lateEnd).isEqualTo(end);
         assertThat(late.onlyEnd()).isSameAs(lateEnd);
         // A line resent after the end is beyond the attempt's last: nothing is written.
-        assertThat(await(logs.append("t1", 7, lines(1, 1)))).isZero();
+        assertThat(await(logs.appendChunks("t1", 7, lines(1, 1)))).isZero();
         assertThat(dir.resolve("t1.log")).doesNotExist();
         assertThat(forced).isEmpty();
         assertThat(lookups).as("the state was known: no lookup").isEmpty();
@@ -117,7 +118,7 @@ class TaskLogSilentAttemptTest {
         start(1024);
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("gone", recorder);
-        LogRecord told = LogRecord.endOfStream("gone", 2, 9, "SUCCEEDED", true, null);
+        LogRecord told = LogRecord.endOfStream("gone", 2, 9, TaskState.SUCCEEDED, true, null);
         lookupOf("gone").complete(silent(told));
 
         LogRecord end = LogFixtures.await(follow.whenEnded());
@@ -134,12 +135,12 @@ class TaskLogSilentAttemptTest {
         LogFollow follow = logs.follow("t2", recorder);
         lookupOf("t2").complete(null);
         await(logs.open("t2", "tr", 7, 1));
-        await(logs.append("t2", 7, lines(1, 2)));
+        await(logs.appendChunks("t2", 7, lines(1, 2)));
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
         assertThat(follow.isEnded()).isFalse();
-        logs.complete("t2", 7, 2, "FAILED");
+        logs.complete("t2", 7, 2, TaskState.FAILED);
         LogRecord end = LogFixtures.await(follow.whenEnded());
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 2));
     }
 
@@ -150,15 +151,15 @@ class TaskLogSilentAttemptTest {
         LogFollow follow = logs.follow("t3", recorder);
         CompletableFuture<Recorded> lookup = lookupOf("t3");
         // The batch asks the record too (the manager knows nothing of the task), and is written once it answers.
-        CompletableFuture<Long> first = logs.append("t3", 7, lines(1, 1));
+        CompletableFuture<Long> first = logs.appendChunks("t3", 7, lines(1, 1));
         lookupOf("t3", 1).complete(running(7, 1, "tr"));
         assertThat(await(first)).isEqualTo(1);
-        lookup.complete(silent(LogRecord.endOfStream("t3", 1, 7, "SUCCEEDED", true, null))); // stale by now
+        lookup.complete(silent(LogRecord.endOfStream("t3", 1, 7, TaskState.SUCCEEDED, true, null))); // stale by now
         // Queued behind the lookup's answer on the one I/O thread: handled after it.
-        assertThat(await(logs.append("t3", 7, lines(2, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("t3", 7, lines(2, 2)))).isEqualTo(2);
         await().atMost(WAIT).until(() -> recorder.lineCount() == 2);
         assertThat(follow.isEnded()).isFalse();
-        logs.complete("t3", 7, 2, "SUCCEEDED");
+        logs.complete("t3", 7, 2, TaskState.SUCCEEDED);
         assertThat(LogFixtures.await(follow.whenEnded()).isComplete()).isTrue();
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 2));
     }
@@ -168,7 +169,7 @@ class TaskLogSilentAttemptTest {
         start(1024);
         await(logs.open("t4", "trace-4", 7, 1));
         LogFollow follow = logs.follow("t4", new Recorder());
-        logs.abandon("t4", "FAILED", "worker lost");
+        logs.abandon("t4", TaskState.FAILED, "worker lost");
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.isComplete()).isFalse();
         assertThat(fileLines(dir.resolve("t4.log"))).hasSize(3).startsWith("TRACE_ID:trace-4",
@@ -181,14 +182,14 @@ class TaskLogSilentAttemptTest {
     void anAbandonOfATaskThatEndedSilentlyElsewhereWritesNothing() {
         start(1024);
         // A standby's watcher abandons an end whose report went to the leader.
-        logs.abandon("t8", "SUCCEEDED", "no report from the worker");
-        LogRecord told = LogRecord.endOfStream("t8", 1, 7, "SUCCEEDED", true, null);
+        logs.abandon("t8", TaskState.SUCCEEDED, "no report from the worker");
+        LogRecord told = LogRecord.endOfStream("t8", 1, 7, TaskState.SUCCEEDED, true, null);
         lookupOf("t8").complete(silent(told));
         Recorder recorder = new Recorder();
         LogRecord end = LogFixtures.await(logs.follow("t8", recorder).whenEnded());
         assertThat(end).isEqualTo(told);
         // The record's end stays known here: a resent batch of an older attempt is stale without another lookup.
-        assertThat(await(logs.append("t8", 5, lines(1, 1)))).isEqualTo(-1);
+        assertThat(await(logs.appendChunks("t8", 5, lines(1, 1)))).isEqualTo(-1);
         assertThat(dir.resolve("t8.log")).doesNotExist();
         assertThat(forced).isEmpty();
         assertThat(lookupsOf("t8")).isEqualTo(1);
@@ -200,8 +201,8 @@ class TaskLogSilentAttemptTest {
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t20", recorder);
         lookupOf("t20").complete(running(9, 2, "tr")); // the follower's: the task runs, so it waits
-        logs.complete("t20", 9, 0, "SUCCEEDED");
-        LogRecord told = LogRecord.endOfStream("t20", 2, 9, "SUCCEEDED", true, null);
+        logs.complete("t20", 9, 0, TaskState.SUCCEEDED);
+        LogRecord told = LogRecord.endOfStream("t20", 2, 9, TaskState.SUCCEEDED, true, null);
         lookupOf("t20", 1).complete(silent(told)); // the completion's: by now the record says it ended
         assertThat(LogFixtures.await(follow.whenEnded())).isEqualTo(told);
         assertThat(recorder.onlyEnd()).isSameAs(follow.whenEnded().join());
@@ -211,13 +212,13 @@ class TaskLogSilentAttemptTest {
     @Test
     void aTaskWhoseRecordEndedWithoutItsLogsEndIsEndedIncompleteAndItsLinesStillWritten() {
         start(1024);
-        CompletableFuture<Long> batch = logs.append("t21", 7, lines(1, 1));
-        LogRecord told = LogRecord.endOfStream("t21", 1, 7, "FAILED", false, "reaped");
+        CompletableFuture<Long> batch = logs.appendChunks("t21", 7, lines(1, 1));
+        LogRecord told = LogRecord.endOfStream("t21", 1, 7, TaskState.FAILED, false, "reaped");
         lookupOf("t21").complete(new Recorded(7, 1, "trace-21", told));
         assertThat(await(batch)).isEqualTo(1);
         LogRecord end = LogFixtures.await(logs.follow("t21", new Recorder()).whenEnded());
         assertThat(end.isComplete()).isFalse();
-        assertThat(end.getFinalState()).isEqualTo("FAILED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
         assertThat(end.getNote()).contains("without its worker reporting the end of its log");
         assertThat(fileLines(dir.resolve("t21.log"))).hasSize(4).startsWith("TRACE_ID:trace-21",
                 "##RLS_ATTEMPT attempt=1 epoch=7");
@@ -228,7 +229,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void closeWithAnAbandonWaitingForItsLookupWritesNothingForIt() {
         start(1024);
-        logs.abandon("t22", "SUCCEEDED", "no report from the worker");
+        logs.abandon("t22", TaskState.SUCCEEDED, "no report from the worker");
         lookupOf("t22"); // asked, never answered: the task may have ended silently
         logs.close();
         assertThat(dir.resolve("t22.log")).doesNotExist();
@@ -238,8 +239,8 @@ class TaskLogSilentAttemptTest {
     @Test
     void aLookupThatReturnsNullCountsAsFailed() {
         start(1024);
-        assertThat(await(logs.append("null-1", 7, lines(1, 1)))).isEqualTo(1);
-        assertThat(await(logs.append("null-1", 7, lines(2, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("null-1", 7, lines(1, 1)))).isEqualTo(1);
+        assertThat(await(logs.appendChunks("null-1", 7, lines(2, 2)))).isEqualTo(2);
     }
 
     @Test
@@ -247,7 +248,7 @@ class TaskLogSilentAttemptTest {
         start(1024);
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t9", recorder);
-        logs.abandon("t9", "FAILED", "reaped");
+        logs.abandon("t9", TaskState.FAILED, "reaped");
         lookupOf("t9").complete(null); // the follower's
         lookupOf("t9", 1).complete(null); // the abandon's
         LogRecord end = LogFixtures.await(follow.whenEnded());
@@ -261,11 +262,11 @@ class TaskLogSilentAttemptTest {
     void anAttemptWithoutLinesAfterOneThatPrintedIsWrittenDown() {
         start(1024);
         await(logs.open("t5", "tr", 7, 1));
-        await(logs.append("t5", 7, lines(1, 2)));
-        logs.complete("t5", 7, 2, "FAILED");
+        await(logs.appendChunks("t5", 7, lines(1, 2)));
+        logs.complete("t5", 7, 2, TaskState.FAILED);
         await(logs.open("t5", "tr", 9, 2));
         LogFollow follow = logs.follow("t5", new Recorder());
-        logs.complete("t5", 9, 0, "SUCCEEDED");
+        logs.complete("t5", 9, 0, TaskState.SUCCEEDED);
         assertThat(LogFixtures.await(follow.whenEnded()).getEpoch()).isEqualTo(9);
         assertThat(fileLines(dir.resolve("t5.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=7",
                 "line-1", "line-2", "##RLS_END state=FAILED complete=true last=2", "##RLS_ATTEMPT attempt=2 epoch=9",
@@ -279,12 +280,12 @@ class TaskLogSilentAttemptTest {
         await(logs.open("a", "trace-a", 7, 3));
         await(logs.open("b", "trace-b", 8, 1)); // a is dropped: its marker goes to the file
         assertThat(fileLines(dir.resolve("a.log"))).containsExactly("TRACE_ID:trace-a", "##RLS_ATTEMPT attempt=3 epoch=7");
-        assertThat(await(logs.append("a", 7, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("a", 7, lines(1, 2)))).isEqualTo(2);
         assertThat(fileLines(dir.resolve("a.log"))).containsExactly("TRACE_ID:trace-a", "##RLS_ATTEMPT attempt=3 epoch=7",
                 "line-1", "line-2");
         // b was dropped in turn, its marker written: its end then goes after it, as for any file.
-        logs.complete("b", 8, 0, "SUCCEEDED");
-        await(logs.append("a", 7, lines(3, 3)));
+        logs.complete("b", 8, 0, TaskState.SUCCEEDED);
+        await(logs.appendChunks("a", 7, lines(3, 3)));
         assertThat(fileLines(dir.resolve("b.log"))).containsExactly("TRACE_ID:trace-b", "##RLS_ATTEMPT attempt=1 epoch=8",
                 "##RLS_END state=SUCCEEDED complete=true last=0");
     }
@@ -294,7 +295,7 @@ class TaskLogSilentAttemptTest {
         start(1024);
         await(logs.open("t6", "trace-6", 7, 1));
         await(logs.open("t7", "trace-7", 7, 1));
-        logs.complete("t7", 7, 0, "SUCCEEDED");
+        logs.complete("t7", 7, 0, TaskState.SUCCEEDED);
         logs.close();
         assertThat(fileLines(dir.resolve("t6.log"))).containsExactly("TRACE_ID:trace-6", "##RLS_ATTEMPT attempt=1 epoch=7");
         assertThat(dir.resolve("t7.log")).as("ended: nothing to keep").doesNotExist();
@@ -304,14 +305,14 @@ class TaskLogSilentAttemptTest {
     void aFencedAttemptsResentLinesAndEndAreStaleOnceATaskThatEndedSilentlyIsDroppedFromTheCache() {
         start(1);
         await(logs.open("t10", "tr", 9, 2));
-        logs.complete("t10", 9, 0, "SUCCEEDED");
+        logs.complete("t10", 9, 0, TaskState.SUCCEEDED);
         await(logs.open("other", "tr", 5, 1)); // t10's state is dropped: nothing of it is left here
         // Attempt 1 (epoch 7) ran on a worker cut off from the master, which now resends its lines and end.
-        CompletableFuture<Long> resent = logs.append("t10", 7, lines(1, 2));
-        LogRecord told = LogRecord.endOfStream("t10", 2, 9, "SUCCEEDED", true, null);
+        CompletableFuture<Long> resent = logs.appendChunks("t10", 7, lines(1, 2));
+        LogRecord told = LogRecord.endOfStream("t10", 2, 9, TaskState.SUCCEEDED, true, null);
         lookupOf("t10").complete(silent(told));
         assertThat(await(resent)).as("stale").isEqualTo(-1);
-        logs.complete("t10", 7, 2, "FAILED");
+        logs.complete("t10", 7, 2, TaskState.FAILED);
         Recorder recorder = new Recorder();
         assertThat(LogFixtures.await(logs.follow("t10", recorder).whenEnded())).isEqualTo(told);
         assertThat(recorder.lineCount()).isZero();
@@ -323,13 +324,13 @@ class TaskLogSilentAttemptTest {
     @Test
     void aRestartedManagerStartsTheRecordsNewestAttemptSoThatOlderBatchesAreStale() {
         start(1024);
-        CompletableFuture<Long> old = logs.append("t11", 7, lines(1, 1));
-        CompletableFuture<Long> current = logs.append("t11", 9, lines(1, 2));
+        CompletableFuture<Long> old = logs.appendChunks("t11", 7, lines(1, 1));
+        CompletableFuture<Long> current = logs.appendChunks("t11", 9, lines(1, 2));
         lookupOf("t11").complete(running(9, 2, "trace-11"));
         assertThat(await(old)).isEqualTo(-1);
         assertThat(await(current)).isEqualTo(2);
-        logs.complete("t11", 7, 1, "FAILED"); // stale as well
-        logs.complete("t11", 9, 2, "SUCCEEDED");
+        logs.complete("t11", 7, 1, TaskState.FAILED); // stale as well
+        logs.complete("t11", 9, 2, TaskState.SUCCEEDED);
         assertThat(LogFixtures.await(logs.follow("t11", new Recorder()).whenEnded()).isComplete()).isTrue();
         assertThat(fileLines(dir.resolve("t11.log"))).containsExactly("TRACE_ID:trace-11",
                 "##RLS_ATTEMPT attempt=2 epoch=9", "line-1", "line-2", "##RLS_END state=SUCCEEDED complete=true last=2");
@@ -339,9 +340,9 @@ class TaskLogSilentAttemptTest {
     @Test
     void everyOperationOnATaskWaitsInOrderForItsLookup() {
         start(1024);
-        CompletableFuture<Long> first = logs.append("t12", 7, lines(1, 1));
+        CompletableFuture<Long> first = logs.appendChunks("t12", 7, lines(1, 1));
         CompletableFuture<Void> open = logs.open("t12", "tr", 9, 2);
-        CompletableFuture<Long> afterOpen = logs.append("t12", 7, lines(2, 2));
+        CompletableFuture<Long> afterOpen = logs.appendChunks("t12", 7, lines(2, 2));
         CompletableFuture<Recorded> lookup = lookupOf("t12");
         await(logs.open("t13", "tr", 1, 1)); // the one I/O thread has handled all of the above
         assertThat(first).isNotDone();
@@ -358,7 +359,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void aBatchIsWrittenWhenTheLookupFails() {
         start(1024);
-        CompletableFuture<Long> batch = logs.append("t14", 7, lines(1, 2));
+        CompletableFuture<Long> batch = logs.appendChunks("t14", 7, lines(1, 2));
         lookupOf("t14").completeExceptionally(new IllegalStateException("Redis is away"));
         assertThat(await(batch)).isEqualTo(2);
         assertThat(fileLines(dir.resolve("t14.log"))).containsExactly("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=7",
@@ -368,7 +369,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void closeRunsTheOperationsWaitingForALookup() {
         start(1024);
-        CompletableFuture<Long> batch = logs.append("t15", 7, lines(1, 1));
+        CompletableFuture<Long> batch = logs.appendChunks("t15", 7, lines(1, 1));
         lookupOf("t15");
         logs.close();
         assertThat(await(batch)).isEqualTo(1);

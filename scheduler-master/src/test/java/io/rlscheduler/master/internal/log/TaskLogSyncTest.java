@@ -7,6 +7,7 @@ import static io.rlscheduler.master.internal.log.LogFixtures.texts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.master.internal.log.LogFixtures.Recorder;
@@ -89,21 +90,21 @@ class TaskLogSyncTest {
     void followersGetTheEndOnlyOnceTheFileIsForcedWhileOtherTasksGoOn() throws Exception {
         start(1, 64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 3)));
+        await(logs.appendChunks("t1", 7, lines(1, 3)));
         Recorder early = new Recorder();
         LogFollow earlyFollow = logs.follow("t1", early);
-        logs.complete("t1", 7, 3, "SUCCEEDED");
+        logs.complete("t1", 7, 3, TaskState.SUCCEEDED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).as("the force started").isTrue();
 
         // The end is written and the I/O thread (one, shared by every task) is free while the force waits.
         assertThat(fileLines(dir.resolve("t1.log"))).endsWith("##RLS_END state=SUCCEEDED complete=true last=3");
         await(logs.open("t2", "tr", 8, 1));
-        assertThat(await(logs.append("t2", 8, lines(1, 2)))).isEqualTo(2);
+        assertThat(await(logs.appendChunks("t2", 8, lines(1, 2)))).isEqualTo(2);
         // A follower of the ended attempt that subscribes now waits for the force too. Its attach
         // is queued on the I/O thread before this append, so it has been handled once this returns.
         Recorder late = new Recorder();
         LogFollow lateFollow = logs.follow("t1", late);
-        assertThat(await(logs.append("t2", 8, lines(3, 3)))).isEqualTo(3);
+        assertThat(await(logs.appendChunks("t2", 8, lines(3, 3)))).isEqualTo(3);
         assertThat(earlyFollow.isEnded()).isFalse();
         assertThat(lateFollow.isEnded()).isFalse();
         assertThat(forcer.forced).isEmpty();
@@ -116,8 +117,8 @@ class TaskLogSyncTest {
             assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 3));
             assertThat(recorder.onlyEnd().isComplete()).isTrue();
         }
-        assertThat(earlyEnd.getFinalState()).isEqualTo("SUCCEEDED");
-        assertThat(lateEnd.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(earlyEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(lateEnd.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
     }
 
     @Test
@@ -125,16 +126,16 @@ class TaskLogSyncTest {
         start(1, 64); // one I/O thread, one sync thread
         for (String id : List.of("t1", "t2", "t3")) {
             await(logs.open(id, "tr", 7, 1));
-            await(logs.append(id, 7, lines(1, 2)));
+            await(logs.appendChunks(id, 7, lines(1, 2)));
         }
         assertThat(logs.load()).isEqualTo(new TaskLogManager.Load(0, 0, 3, 0));
         LogFollow follow = logs.follow("t3", new Recorder());
         assertThat(logs.load().followers()).isEqualTo(1);
 
         // t1's force holds the one sync thread: t2's waits in its queue.
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
-        logs.complete("t2", 7, 2, "SUCCEEDED");
+        logs.complete("t2", 7, 2, TaskState.SUCCEEDED);
         await().atMost(WAIT).until(() -> logs.load().syncBacklog() == 1);
         assertThat(logs.load().openFiles()).isEqualTo(1);
 
@@ -150,18 +151,18 @@ class TaskLogSyncTest {
     void aFollowerOfALaterAttemptDoesNotWaitForTheEarlierAttemptsForce() throws Exception {
         start(1, 64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 1)));
-        logs.complete("t1", 7, 1, "FAILED");
+        await(logs.appendChunks("t1", 7, lines(1, 1)));
+        logs.complete("t1", 7, 1, TaskState.FAILED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
         await(logs.open("t1", "tr", 9, 2));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        await(logs.append("t1", 9, lines(1, 2)));
+        await(logs.appendChunks("t1", 9, lines(1, 2)));
         // Attempt 1's line from the file, then attempt 2's two, live.
         await().atMost(WAIT).until(() -> recorder.lineCount() == 3);
         assertThat(follow.isEnded()).isFalse();
         forcer.release();
-        logs.complete("t1", 9, 2, "SUCCEEDED");
+        logs.complete("t1", 9, 2, TaskState.SUCCEEDED);
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.getEpoch()).isEqualTo(9);
         assertThat(end.isComplete()).isTrue();
@@ -171,10 +172,10 @@ class TaskLogSyncTest {
     void closeForcesTheFilesStillQueuedAndTheirFollowersGetACompleteEnd() throws Exception {
         start(1, 64);
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 2)));
+        await(logs.appendChunks("t1", 7, lines(1, 2)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 2, "SUCCEEDED");
+        logs.complete("t1", 7, 2, TaskState.SUCCEEDED);
         assertThat(forcer.entered.await(30, TimeUnit.SECONDS)).isTrue();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(logs::close);
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
@@ -185,7 +186,7 @@ class TaskLogSyncTest {
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(forcer.forced).contains("t1.log");
         assertThat(end.isComplete()).as(String.valueOf(end.getNote())).isTrue();
-        assertThat(end.getFinalState()).isEqualTo("SUCCEEDED");
+        assertThat(end.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 2));
     }
 
@@ -195,10 +196,10 @@ class TaskLogSyncTest {
         forcer.failure = new IOException("disk on fire");
         forcer.release();
         await(logs.open("t1", "tr", 7, 1));
-        await(logs.append("t1", 7, lines(1, 1)));
+        await(logs.appendChunks("t1", 7, lines(1, 1)));
         Recorder recorder = new Recorder();
         LogFollow follow = logs.follow("t1", recorder);
-        logs.complete("t1", 7, 1, "SUCCEEDED");
+        logs.complete("t1", 7, 1, TaskState.SUCCEEDED);
         LogRecord end = LogFixtures.await(follow.whenEnded());
         assertThat(end.isComplete()).isTrue();
         assertThat(recorder.texts()).containsExactlyElementsOf(texts(1, 1));
@@ -210,14 +211,14 @@ class TaskLogSyncTest {
         start(1, 2);
         for (String task : List.of("a", "b")) {
             await(logs.open(task, "tr", 1, 1));
-            await(logs.append(task, 1, lines(1, 1)));
+            await(logs.appendChunks(task, 1, lines(1, 1)));
         }
-        await(logs.append("a", 1, lines(2, 2))); // a is now used more recently than b
+        await(logs.appendChunks("a", 1, lines(2, 2))); // a is now used more recently than b
         await(logs.open("c", "tr", 1, 1));
-        await(logs.append("c", 1, lines(1, 1)));
+        await(logs.appendChunks("c", 1, lines(1, 1)));
         assertThat(logs.openFileCount()).isEqualTo(2);
         assertThat(openLogFiles()).containsExactlyInAnyOrder("a.log", "c.log");
-        assertThat(await(logs.append("b", 1, lines(2, 3)))).isEqualTo(3);
+        assertThat(await(logs.appendChunks("b", 1, lines(2, 3)))).isEqualTo(3);
         assertThat(openLogFiles()).containsExactlyInAnyOrder("b.log", "c.log");
         assertThat(fileLines(dir.resolve("b.log"))).containsExactly("TRACE_ID:tr", "##RLS_ATTEMPT attempt=1 epoch=1",
                 "line-1", "line-2", "line-3");
