@@ -295,6 +295,20 @@ class EndToEndIT {
             WorkerInfo info = cluster.master.listWorkers().stream().filter(w -> w.getWorkerId().equals("detected"))
                     .findFirst().orElseThrow();
             assertThat(info.getGpuIds()).containsExactly(0, 1);
+            // What nvidia-smi said of each GPU reaches the master with the heartbeats.
+            await().atMost(Duration.ofSeconds(10)).until(() -> cluster.master.health().getWorkerUsage().stream()
+                    .anyMatch(u -> u.getWorkerId().equals("detected") && u.getGpus().size() == 2));
+            io.rlscheduler.master.WorkerUsage usage = cluster.master.health().getWorkerUsage().stream()
+                    .filter(u -> u.getWorkerId().equals("detected")).findFirst().orElseThrow();
+            assertThat(usage.getSessionId()).isEqualTo(worker.getSessionId());
+            assertThat(usage.getGpus().get(0).getUuid()).isEqualTo("GPU-0a1b");
+            assertThat(usage.getGpus().get(0).getName()).isEqualTo("NVIDIA A100-SXM4-80GB");
+            assertThat(usage.getGpus().get(0).getMemoryTotalBytes()).isEqualTo(81920L << 20);
+            assertThat(usage.getGpus().get(0).getMemoryUsedBytes()).isEqualTo(1024L << 20);
+            assertThat(usage.getGpus().get(0).getUtilizationPercent()).isEqualTo(37);
+            assertThat(usage.getGpus().get(1).getIndex()).isEqualTo(1);
+            assertThat(usage.getCpuCount()).isPositive();
+            assertThat(usage.getMemoryTotalBytes()).isPositive();
             TaskHandle run = cluster.master.submit(probeHolding("on-detected", 1));
             assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
             assertThat(probeOf("on-detected").get("cuda").asText()).isIn("0", "1");

@@ -297,7 +297,7 @@ class FailureIT {
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(result.getWorkerId()).isEqualTo("wb");
         assertThat(result.getAttempts()).isEqualTo(2);
-        a.awaitOutput("frozen-1 attempt 1 ended: TASK_REPORT_STATUS_FENCED", Duration.ofSeconds(30));
+        a.awaitOutput("frozen-1 attempt 1 ended: FENCED", Duration.ofSeconds(30));
         assertThat(run.getRecord().getState()).isEqualTo(TaskState.SUCCEEDED);
         assertThat(run.getRecord().getWorkerId()).isEqualTo("wb");
         assertThat(run.getRecord().getEpoch()).isEqualTo(result.getRecord().getEpoch());

@@ -3,6 +3,7 @@ package io.rlscheduler.master;
 import io.rlscheduler.core.WorkerState;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /** A point-in-time view of a master's health, from {@link SchedulerMaster#health()}. Immutable. */
@@ -28,11 +29,12 @@ public final class HealthSnapshot {
     private final int logSyncBacklog;
     private final int openLogFiles;
     private final int logFollowers;
+    private final List<WorkerUsage> connectedWorkerUsage;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
-                   int logSyncBacklog, int openLogFiles, int logFollowers) {
+                   int logSyncBacklog, int openLogFiles, int logFollowers, List<WorkerUsage> connectedWorkerUsage) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -57,6 +59,7 @@ public final class HealthSnapshot {
         this.logSyncBacklog = logSyncBacklog;
         this.openLogFiles = openLogFiles;
         this.logFollowers = logFollowers;
+        this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
     }
 
     /** Returns this master's id. */
@@ -120,6 +123,13 @@ public final class HealthSnapshot {
     /** Returns the live log follows (followLogs and followMetrics calls not ended). */
     public int getLogFollowers() { return logFollowers; }
 
+    /**
+     * Returns what each worker connected to this master said of its machine in its last
+     * heartbeat (CPU load, memory, each GPU's memory and utilisation), by worker id; a worker
+     * connected but not heard from yet is left out. Unmodifiable.
+     */
+    public List<WorkerUsage> getWorkerUsage() { return connectedWorkerUsage; }
+
     @Override
     public String toString() {
         return "HealthSnapshot{master=" + masterId + ", leader=" + leader + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
@@ -129,6 +139,6 @@ public final class HealthSnapshot {
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
                 + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
-                + '}';
+                + ", workerUsage=" + connectedWorkerUsage + '}';
     }
 }

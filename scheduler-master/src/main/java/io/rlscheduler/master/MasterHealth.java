@@ -5,6 +5,7 @@ import io.rlscheduler.core.TaskPage;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
@@ -12,6 +13,12 @@ import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
+import io.rlscheduler.protocol.GpuStatus;
+import io.rlscheduler.protocol.Heartbeat;
+import io.rlscheduler.protocol.ResourceUsage;
+import io.rlscheduler.protocol.RunningTask;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +74,31 @@ final class MasterHealth {
                 await.await(queue), await.await(parked), await.await(assigned).getTotal(),
                 await.await(running).getTotal(), rpc.eventLoops(), rpc.pendingEventLoopTasks(),
                 dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
-                load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers());
+                load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), usage());
+    }
+
+    /** What the connected workers' last heartbeats said of their machines, by worker id. */
+    private List<WorkerUsage> usage() {
+        List<WorkerUsage> usage = new ArrayList<>();
+        for (ConnectedWorker w : registry.snapshot()) {
+            Heartbeat hb = w.getLastHeartbeat();
+            if (hb == null) {
+                continue;
+            }
+            ResourceUsage r = hb.getResources();
+            List<WorkerUsage.Gpu> gpus = new ArrayList<>(r.getGpusCount());
+            for (GpuStatus g : r.getGpusList()) {
+                gpus.add(new WorkerUsage.Gpu(g.getIndex(), g.getUuid(), g.getName(), g.getMemoryTotalBytes(),
+                        g.getMemoryUsedBytes(), g.getUtilizationPercent()));
+            }
+            List<String> running = new ArrayList<>(hb.getRunningTasksCount());
+            for (RunningTask t : hb.getRunningTasksList()) {
+                running.add(t.getTaskId());
+            }
+            usage.add(new WorkerUsage(w.getWorkerId(), w.getSessionId(), w.getLastHeartbeatAtMillis(), r.getCpuCount(),
+                    r.getCpuSlots(), r.getCpuLoad(), r.getMemoryTotalBytes(), r.getMemoryUsedBytes(), gpus, running));
+        }
+        usage.sort(Comparator.comparing(WorkerUsage::getWorkerId));
+        return usage;
     }
 }

@@ -102,6 +102,7 @@ public final class SchedulerMaster implements AutoCloseable {
     private Reaper reaper;
     private RpcServer rpc;
     private MasterHealth health;
+    private TaskQueries queries;
     private ScheduledExecutorService timers;
 
     private SchedulerMaster(Builder b, MasterOptions options) {
@@ -161,6 +162,7 @@ public final class SchedulerMaster implements AutoCloseable {
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
             health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs);
+            queries = new TaskQueries(core, registry, elector, this::await);
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
             elector.elect();
             long renew = elector.periodMillis();
@@ -285,29 +287,7 @@ public final class SchedulerMaster implements AutoCloseable {
      */
     public RunComparison compare(java.util.Collection<String> taskIds) {
         requireRunning();
-        Objects.requireNonNull(taskIds, "taskIds");
-        if (taskIds.isEmpty() || taskIds.size() > RunComparison.MAX_RUNS) {
-            throw new IllegalArgumentException("compare takes 1 to " + RunComparison.MAX_RUNS + " task ids, not "
-                    + taskIds.size());
-        }
-        java.util.Set<String> seen = new java.util.HashSet<>();
-        List<CompletableFuture<Optional<TaskRecord>>> reads = new java.util.ArrayList<>(taskIds.size());
-        for (String id : taskIds) {
-            TaskIds.require(id, "task id");
-            if (!seen.add(id)) {
-                throw new IllegalArgumentException("task id " + id + " is given twice");
-            }
-        }
-        for (String id : taskIds) {
-            reads.add(core.getTask(id));
-        }
-        List<TaskRecord> records = new java.util.ArrayList<>(taskIds.size());
-        java.util.Iterator<String> ids = taskIds.iterator();
-        for (CompletableFuture<Optional<TaskRecord>> read : reads) {
-            String id = ids.next();
-            records.add(await(read).orElseThrow(() -> new TaskNotFoundException(id)));
-        }
-        return RunComparison.of(records);
+        return queries.compare(taskIds);
     }
 
     /** The same as {@link #compare(java.util.Collection)}, for ids given one by one. */
@@ -329,29 +309,7 @@ public final class SchedulerMaster implements AutoCloseable {
      */
     public PendingReason whyPending(String taskId) {
         requireRunning();
-        TaskIds.require(taskId, "task id");
-        CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
-        CompletableFuture<Long> position = core.queuePosition(taskId);
-        CompletableFuture<Boolean> parked = core.isParked(taskId);
-        TaskRecord task = await(core.getTask(taskId)).orElseThrow(() -> new TaskNotFoundException(taskId));
-        int scanLimit = core.getOptions().getClaimScanLimit();
-        long ahead = await(position);
-        List<TaskRecord> before = new java.util.ArrayList<>();
-        for (long offset = 0; ahead < scanLimit && offset < ahead; offset += 1000) {
-            // Read a moment after the position: a task that left the queue meanwhile moves this one
-            // up into the page, and it must not take its own room.
-            await(core.listTasks(TaskState.QUEUED, (int) offset, (int) Math.min(1000, ahead - offset))).getTasks()
-                    .stream().filter(t -> !t.getTaskId().equals(taskId)).forEach(before::add);
-        }
-        LeaderStatus leader = elector.current();
-        if (leader != null && leader.getDeadlineMillis() < System.currentTimeMillis()) {
-            leader = null; // its lease ran out since this master last looked: nobody may lead now
-        }
-        java.util.Set<String> connected = new java.util.HashSet<>();
-        registry.snapshot().forEach(w -> connected.add(w.getWorkerId() + "/" + w.getSessionId()));
-        PendingReason.Dispatch dispatch = new PendingReason.Dispatch(leader == null ? "" : leader.getLeaderId(),
-                leader != null && leader.isSelf(), connected);
-        return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch, await(parked));
+        return queries.whyPending(taskId);
     }
 
     /** Returns how many tasks wait in the queue, parked ones included (see {@link HealthSnapshot#getParkedTasks()}). */

@@ -13,6 +13,7 @@ public final class ConnectedWorker {
     private final Channel channel;
     private final long connectedAtMillis = System.currentTimeMillis();
     private volatile Heartbeat lastHeartbeat;
+    private volatile long lastHeartbeatAtMillis;
 
     ConnectedWorker(String workerId, String sessionId, Map<String, String> labels, Channel channel) {
         this.workerId = workerId;
@@ -28,8 +29,11 @@ public final class ConnectedWorker {
     public long getConnectedAtMillis() { return connectedAtMillis; }
     /** Returns the last heartbeat message received on the connection, or null before the first. */
     public Heartbeat getLastHeartbeat() { return lastHeartbeat; }
+    /** Returns when the last heartbeat was received (this master's clock, ms), or 0 before the first. */
+    public long getLastHeartbeatAtMillis() { return lastHeartbeatAtMillis; }
 
     void heartbeat(Heartbeat heartbeat) {
+        this.lastHeartbeatAtMillis = System.currentTimeMillis();
         this.lastHeartbeat = heartbeat;
     }
 }
