@@ -18,6 +18,7 @@ if [[ $# -lt 4 ]]; then
 fi
 A=$1 B=$2 PAIRS=$3
 shift 3
+NAMES=("$@")
 JAVA=${JAVA:-java}
 read -r -a JAVA_OPTS <<< "${BENCH_JAVA_OPTS:--Xms1g -Xmx2g}"
 read -r -a PARAMS <<< "${BENCH_PARAMS:-}"
@@ -27,19 +28,19 @@ mkdir -p "$OUT"
 
 run() { # label jar pair
     echo "# $(date +%T) run $1 pair $3 ($2)"
-    "$JAVA" "${JAVA_OPTS[@]}" -cp "$2" io.rlscheduler.bench.BenchMain --out "$OUT/$1-$3" "${PARAMS[@]}" "$@" \
+    "$JAVA" "${JAVA_OPTS[@]}" -cp "$2" io.rlscheduler.bench.BenchMain --out "$OUT/$1-$3" "${PARAMS[@]}" "${NAMES[@]}" \
         > "$OUT/$1-$3.log" 2>&1 || { echo "bench-ab: run $1 pair $3 failed; see $OUT/$1-$3.log" >&2; exit 1; }
 }
 
 for ((i = 1; i <= PAIRS; i++)); do
     if (( i % 2 == 1 )); then
-        run a "$A" "$i" "$@"; run b "$B" "$i" "$@"
+        run a "$A" "$i"; run b "$B" "$i"
     else
-        run b "$B" "$i" "$@"; run a "$A" "$i" "$@"
+        run b "$B" "$i"; run a "$A" "$i"
     fi
 done
 
-python3 - "$OUT" "$PAIRS" "$@" <<'PY'
+python3 - "$OUT" "$PAIRS" "${NAMES[@]}" <<'PY'
 import json, os, statistics, sys
 out, pairs, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def load(label, i, name):
