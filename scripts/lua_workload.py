@@ -84,7 +84,7 @@ def source(lua_dir, name):
         if line.startswith('-- libraries:'):
             parts += [open(os.path.join(lua_dir, lib.strip() + '.lua')).read() for lib in line[len('-- libraries:'):].split(',')]
     if 'local function flush_events()' not in parts[0]:
-        return '\n'.join(parts + [script])  # scripts from before task events were buffered per run
+        return '\n'.join(parts + [script])  # an older tree's scripts (--ab), without per-run event buffering
     # The body as a function, then the epilogue that writes its buffered task events.
     return '\n'.join(parts + ['local function run_body()', script, 'end',
                                'local body_ok, body_result = pcall(run_body)', 'flush_events()',

@@ -396,8 +396,8 @@ class Parameters(unittest.TestCase):
         self.assertNotIn("Traceback", err)
 
     def test_every_default_and_edge_combination_runs(self):
-        # Each environment and algorithm with all other parameters at their defaults
-        # (the original script divided by zero on its defaults), then edge values.
+        # Each environment and algorithm with all other parameters at their defaults (none may
+        # divide by zero), then edge values.
         combinations = [
             [], ["--env", "gridworld"], ["--algo", "q-learning"],
             ["--env", "cartpole"], ["--algo", "reinforce"],

@@ -272,8 +272,8 @@ class Reinforce:
         advantages = [(g - center) / scale for g in returns]
 
         # grad log pi(a|s) wrt row b = (1[a == b] - pi_b) * s, summed over the episode as in
-        # textbook REINFORCE. (Averaging instead was tried: it needs a ~30x larger rate and
-        # then diverges on some seeds.)
+        # textbook REINFORCE. (Averaging would need a ~30x larger rate, and then diverges on
+        # some seeds.)
         grad = [[0.0] * 5 for _ in self.w]
         for (feats, action, probs, _), adv in zip(trajectory, advantages):
             for b, row in enumerate(grad):
@@ -655,7 +655,7 @@ def main(argv=None, environ=None):
                        mean(rewards[-window:]),
                        "".join(", %s %s" % kv for kv in sorted(extra.items()))))
             # The last episode is saved too, so that an attempt killed after finishing but
-            # before reporting does not train again: its retry resumes at the end.
+            # before its end is recorded does not train again: its retry resumes at the end.
             if ck_every > 0 and (episode % ck_every == 0 or episode == episodes):
                 save_checkpoint(episode)
             if params["episode_delay"] > 0:

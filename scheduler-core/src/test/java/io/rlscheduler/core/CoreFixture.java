@@ -10,7 +10,7 @@ import java.util.UUID;
 /** Short-lease settings and small helpers shared by the lease-core integration tests. */
 final class CoreFixture {
 
-    /** Leases of about a second, as the tests of the issue ask; heartbeats are sent by the tests. */
+    /** Leases of about a second, so that expiry tests run fast; heartbeats are sent by the tests. */
     static CoreOptions shortLeases(RedisNamespace ns) {
         return CoreOptions.builder()
                 .namespace(ns.name())

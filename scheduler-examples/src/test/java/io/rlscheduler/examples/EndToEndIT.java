@@ -121,8 +121,8 @@ class EndToEndIT {
 
     @Test
     void aTaskThatPrintsNothingLeavesNoLogFileAndItsFollowersStillGetItsEnd() throws Exception {
-        // A standby sharing the log directory: its watcher sees every end, but the workers report
-        // to the leader, so after the report grace it abandons the logs of worker-ended tasks.
+        // A standby sharing the log directory: its watcher sees every end's event too, and must
+        // not write an end of its own for an attempt that printed nothing.
         try (SchedulerMaster standby = SchedulerMaster.builder().redis(cluster.redis.getUri()).bindHost("127.0.0.1")
                 .rpcPort(0).secret(Cluster.SECRET).coreOptions(cluster.options)
                 .logDirectory(cluster.dir.resolve("logs")).build().start()) {
@@ -140,7 +140,7 @@ class EndToEndIT {
             assertThat(end.isComplete()).isTrue();
             assertThat(end.getAttempt()).isEqualTo(1);
 
-            // The standby has no file and never got the report: the task record tells its followers.
+            // The standby has no file: the task record tells its followers.
             List<LogRecord> seen = new CopyOnWriteArrayList<>();
             LogRecord later = standby.task("silent-1").followLogs(seen::add).whenEnded().get(20, TimeUnit.SECONDS);
             assertThat(later.getFinalState()).isEqualTo(TaskState.SUCCEEDED);
@@ -151,8 +151,8 @@ class EndToEndIT {
             assertThat(cancelled.getFinalState()).isEqualTo(TaskState.CANCELLED);
             assertThat(cancelled.isComplete()).as("it never ran: nothing is missing").isTrue();
 
-            // Past the report grace (2 task leases) and the standby's abandon: still no file, so
-            // no incomplete end contradicting the record.
+            // Past the line patience (2 task leases): still no file, so neither master wrote an
+            // incomplete end contradicting the record.
             await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
                     .until(() -> !Files.exists(cluster.logFile("silent-1")) && !Files.exists(cluster.logFile("never-ran")));
         }

@@ -189,7 +189,7 @@ class FailureIT {
         await().atMost(WAIT).until(() -> ProcessTree.descendants(ProcessHandle.current().pid()).stream()
                 .noneMatch(pid -> cmdline(pid).contains("marked.py")));
         // The script has ended, but its end cannot reach Redis: the worker keeps the attempt (and
-        // its lease) and retries instead of reporting anything to the master.
+        // its lease) and retries until Redis has it.
         await().during(Duration.ofMillis(400)).atMost(Duration.ofSeconds(2)).until(() ->
                 master.getTask("retry-1").orElseThrow().getState() == TaskState.RUNNING
                         && worker.getRunningTaskIds().contains("retry-1"));
@@ -206,12 +206,12 @@ class FailureIT {
 
     @Test
     void taskStoppedByTheLauncherForLackOfKeepalivesIsALeaseLossNotAFailure() throws Exception {
-        // Found by the chaos run (seed 42): Redis restarted, the launcher's keepalive timeout
-        // stopped a task (SIGTERM, exit 143), a lease renewal succeeded just before the worker
-        // handled the exit, so the worker took the exit for the script's own failure and recorded
-        // the task FAILED ("killed by signal 15"). Here the launcher's timeout (600 ms) is shorter
-        // than the worker's own fencing limit (1.6 s), so a short Redis partition makes the
-        // launcher stop the task while the worker still counts its lease as fresh.
+        // A task the launcher stops because keepalives stopped (SIGTERM, exit 143) is a lease
+        // loss even when a lease renewal succeeded just before the worker handled the exit: the
+        // worker must not take the exit for the script's own failure and record FAILED ("killed
+        // by signal 15"). Here the launcher's timeout (600 ms) is shorter than the worker's own
+        // fencing limit (1.6 s), so a short Redis partition makes the launcher stop the task
+        // while the worker still counts its lease as fresh.
         SchedulerMaster master = master("m1");
         FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));
         PythonTaskExecutor executor = PythonTaskExecutor.builder().scriptRoots(List.of(Cluster.TEST_SCRIPTS))
@@ -238,8 +238,8 @@ class FailureIT {
 
     @Test
     void attemptWhoseExecutorFailsEndsFailedInsteadOfHoldingItsLeaseForever() throws Exception {
-        // Found by review: an executor whose completion future fails exceptionally left the
-        // attempt unended, so every heartbeat renewed its lease and the task never ended.
+        // An attempt whose executor's completion future fails exceptionally must end: left
+        // unended, every heartbeat would renew its lease and the task would never end.
         SchedulerMaster master = master("m1");
         io.rlscheduler.worker.TaskExecutor broken = (context, output) -> new io.rlscheduler.worker.TaskExecution() {
             @Override
@@ -265,9 +265,9 @@ class FailureIT {
 
     @Test
     void attemptWhoseExecutorThrowsAnErrorOnStartEndsFailedInsteadOfHoldingItsLeaseForever() throws Exception {
-        // Found by review: launch caught only IOException and RuntimeException, so an Error from
-        // the executor (here what an in-JVM executor missing a class throws) left the attempt
-        // tracked and never ended: every heartbeat renewed its lease and the task stayed RUNNING.
+        // Any Throwable from the executor's launch ends the attempt, an Error too (here what an
+        // in-JVM executor missing a class throws): left tracked, its lease would be renewed by
+        // every heartbeat and the task would stay RUNNING.
         SchedulerMaster master = master("m1");
         io.rlscheduler.worker.TaskExecutor broken = (context, output) -> {
             throw new NoClassDefFoundError("org/example/TrainingLoop");
@@ -331,9 +331,10 @@ class FailureIT {
 
     @Test
     void standbyWithALogDirectoryOfItsOwnGoesOnWithTheLogAfterTheLinesItNeverGot() throws Exception {
-        // Found by review: a new leader without the lines the old one acknowledged (each master
-        // with its own log directory) met a gap the worker could never fill; the attempt's log
-        // stalled, and once maxBufferedLines waited the task blocked on its output for good.
+        // A new leader without the lines the old one acknowledged (each master with its own log
+        // directory) meets a gap the worker can never fill: its log goes on after them, or the
+        // attempt's log would stall and, once maxBufferedLines waited, the task would block on
+        // its output for good.
         LeaderProcess leader = leaderInItsOwnJvm();
         JvmProcess m1 = leader.process();
         String m1Port = leader.port();

@@ -10,7 +10,7 @@ import java.util.Objects;
  * <p>A follower sees the LINE records of each attempt in sequence order (1, 2, 3, ... per
  * attempt, attempts in the order they ran), then exactly one {@link Kind#END_OF_STREAM} record,
  * which is always the last one. An END_OF_STREAM says whether the log is known to be complete
- * ({@link #isComplete()}): true only when the attempt's worker reported its end and every line up
+ * ({@link #isComplete()}): true only when the attempt's worker recorded its end and every line up
  * to its final sequence number was written; false when the task was ended without its worker
  * (the log may lack lines), when the follow was closed, or when the log manager shut down.
  */

@@ -33,9 +33,9 @@ public final class PendingReason {
         NO_WORKER_LARGE_ENOUGH,
         /**
          * It is parked, although live workers could run it: the counts of worker shapes in Redis
-         * were out of date when a claim judged it (a worker registered by a process of an older
-         * version, or a hand edit). The next registration (a restart) of one of those workers brings
-         * it back, or deleting the {@code {ns}:shapes} key (the next claim counts them again).
+         * were out of date when a claim judged it (the key was edited or lost by hand). The next
+         * registration (a restart) of one of those workers brings it back, or deleting the
+         * {@code {ns}:shapes} key (the next claim counts them again).
          */
         PARKED,
         /** More tasks are ahead of it than a claim looks at ({@code claimScanLimit}): it waits for them to leave the queue. */

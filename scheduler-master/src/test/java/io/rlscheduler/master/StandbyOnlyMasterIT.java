@@ -75,7 +75,6 @@ class StandbyOnlyMasterIT {
 
     @Test
     void theResultOfATaskThatDoesNotExistFailsInsteadOfWaiting() throws Exception {
-        // Found by review: result() of an unknown task waited for good.
         try (SchedulerMaster api = master("api-unknown").standbyOnly(true).build().start()) {
             org.assertj.core.api.Assertions.assertThat(api.task("no-such-task").result()).failsWithin(Duration.ofSeconds(10))
                     .withThrowableOfType(java.util.concurrent.ExecutionException.class)

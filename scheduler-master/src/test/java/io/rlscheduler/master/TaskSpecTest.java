@@ -92,7 +92,7 @@ class TaskSpecTest {
 
     @Test
     void aTimeoutBeyondAYearIsRejectedByTheSetter() {
-        // Found by review: accepted, then build() threw a raw ArithmeticException (long overflow).
+        // Refused by the setter: a far longer timeout would overflow a long of milliseconds at build().
         assertThatThrownBy(() -> TaskSpec.python("t.py").timeout(java.time.temporal.ChronoUnit.FOREVER.getDuration()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("365 days");
         assertThat(TaskSpec.python("t.py").timeout(java.time.Duration.ofDays(365)).build()).isNotNull();
@@ -100,8 +100,8 @@ class TaskSpecTest {
 
     @Test
     void aSpecTooLargeToStartOrSendIsRejectedAtBuild() {
-        // Found by review: each value is bounded, their number was not: 100 parameters of 4 KB
-        // were accepted, then could not be sent in one frame or passed as arguments.
+        // Each value is bounded, and so is the spec as a whole: 100 parameters of 4 KB could not be
+        // sent in one frame or passed as arguments, so build() refuses them.
         TaskSpec.Builder big = TaskSpec.python("t.py").taskId("big-1");
         String value = "x".repeat(4000);
         for (int i = 0; i < 64; i++) {
@@ -121,7 +121,7 @@ class TaskSpecTest {
         assertThatThrownBy(() -> TaskSpec.python("t.py").selector("gpu", "")).hasMessageContaining("selector");
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("CUDA_VISIBLE_DEVICES", "0")).hasMessageContaining("CUDA_VISIBLE_DEVICES");
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("RLS_RUN_DIR", "/")).hasMessageContaining("RLS_");
-        // Found by review: accepted here, then refused by the worker at every attempt.
+        // Refused here because the worker would refuse it at every attempt.
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("CUDA_DEVICE_ORDER", "FASTEST_FIRST"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("CUDA_DEVICE_ORDER");
         assertThatThrownBy(() -> TaskSpec.python("t.py").env("1BAD", "x")).hasMessageContaining("environment");

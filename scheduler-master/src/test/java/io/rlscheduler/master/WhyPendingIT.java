@@ -166,7 +166,7 @@ class WhyPendingIT {
         register("small", Map.of());
         register("big", Map.of(), 0, 1, 2, 3);
         try (var connection = client.connect()) {
-            // The counts as a process of an older version could leave them: big's shape missing.
+            // The counts as a hand edit could leave them: big's shape missing.
             var shapes = connection.sync().hkeys(ns.key("shapes"));
             connection.sync().hdel(ns.key("shapes"), shapes.stream().filter(k -> k.contains("\"4\"")).findFirst().orElseThrow());
             connection.sync().hset(ns.key("shapes"), "[\"1\",\"0\",\"0\",[]]", "1");

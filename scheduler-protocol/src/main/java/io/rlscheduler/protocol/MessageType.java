@@ -22,8 +22,8 @@ import java.util.Map;
  *     8  EXECUTE_TASK_ACK   worker -&gt; master
  *     9  LOG_BATCH          worker -&gt; master
  *    10  LOG_ACK            master -&gt; worker
- *    11  (retired: an attempt's end report; never reused)
- *    12  (retired: its acknowledgement; never reused)
+ *    11  (reserved, not assigned)
+ *    12  (reserved, not assigned)
  *    13  CANCEL_TASK        master -&gt; worker
  *    14  ERROR              either
  * </pre>

@@ -4,9 +4,25 @@
  * ({@link io.rlscheduler.protocol.FrameFormat}, which also holds the protocol versions this build
  * speaks) and its Netty codec, and the handshake proof.
  *
- * <p>A pipeline is set up by {@link io.rlscheduler.protocol.ProtocolChannelInitializer}; the
- * application handler in it receives and writes immutable messages only. What may change between
- * releases without breaking a peer, and what needs a new major version, is in docs/protocol.md
- * (versions and compatibility).
+ * <ul>
+ *   <li>The pipeline: {@link io.rlscheduler.protocol.ProtocolChannelInitializer} sets it up with
+ *       {@link io.rlscheduler.protocol.FrameDecoder} (every header field checked as its bytes
+ *       arrive, then decoded into an immutable message), the shared
+ *       {@link io.rlscheduler.protocol.FrameEncoder}, and last the
+ *       {@link io.rlscheduler.protocol.ProtocolErrorHandler}, which closes a connection on any
+ *       failure; settings in {@link io.rlscheduler.protocol.ProtocolOptions}, the socket
+ *       transport in {@link io.rlscheduler.protocol.NettyTransport}.</li>
+ *   <li>Refused input: {@link io.rlscheduler.protocol.ProtocolException} carrying a
+ *       {@link io.rlscheduler.protocol.ProtocolViolation}.</li>
+ *   <li>The handshake: {@link io.rlscheduler.protocol.HandshakeProof} proves knowledge of the
+ *       shared secret without sending it.</li>
+ *   <li>Log lines: {@link io.rlscheduler.protocol.LogChunks} (runs of lines as one block of
+ *       bytes in a {@code LogBatch}) and {@link io.rlscheduler.protocol.LineBytes} (the byte scans
+ *       the worker and the master share).</li>
+ * </ul>
+ *
+ * <p>The application handler in a pipeline receives and writes immutable messages only. What may
+ * change between releases without breaking a peer, and what needs a new major version, is in
+ * docs/protocol.md (versions and compatibility).
  */
 package io.rlscheduler.protocol;

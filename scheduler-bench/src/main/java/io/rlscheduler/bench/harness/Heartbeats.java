@@ -66,7 +66,7 @@ import java.util.concurrent.TimeUnit;
  * rate is the rate the goal asks for; the rate actually sent in the window is in params
  * ({@code sent_per_s}), which falls below the offered rate only if the clients lag.
  *
- * <p><b>Goal</b> (from the issue): all workers stay IDLE (none falsely PENDING or DOWN), the
+ * <p><b>Goal</b>: all workers stay IDLE (none falsely PENDING or DOWN), the
  * master under one core and under 1 GiB of heap; recorded as {@code goal_met}. <b>Correctness</b>
  * (the run fails, after printing every figure, if not): during the measurement no worker seen
  * other than IDLE or with a lapsed lease, no state check without an answer; in the whole run every

@@ -50,38 +50,24 @@ import java.util.concurrent.atomic.LongAdder;
  * fraction of a real worker's threads and memory: for {@link Heartbeats}, thousands of workers
  * against one master.
  *
- * <p>Each simulated worker, like {@code SchedulerWorker}:
- * <ul>
- *   <li>registers in Redis with its worker id and a session id of its own
- *       ({@link LeaseCore#register}: 64 CPU slots, 512 GiB, GPUs 0-3, no labels);</li>
- *   <li>opens its own TCP connection to the master and goes through the real handshake (the
- *       master's challenge, a {@code Hello} with the HMAC proof of {@link HandshakeProof}, the
- *       master's proof in {@code HelloAccepted} checked in return, as {@code MasterLink} does),
- *       and checks that the master announces the same heartbeat interval and liveness lease;</li>
- *   <li>every heartbeat interval renews its liveness lease in Redis ({@link LeaseCore#heartbeat}
- *       with no tasks) and sends a protocol {@code Heartbeat} frame (sequence, sent-at and the
- *       resources of an idle 4-GPU machine, about 250 bytes) to the master, which answers each
- *       with a {@code HeartbeatAck} carrying the sequence.</li>
- * </ul>
- * What is lighter than a real worker: all workers share one Netty event-loop group of
- * {@code threads} threads (a real worker has its own event loop, timer and task threads) and a few
- * Redis connections ({@code redisConnections} {@link LeaseCore}s, each one pipelined connection,
- * workers spread over them; a real worker has a connection of its own), and a worker sends its
- * frame without first waiting for its renewal's answer (a real worker renews, waits, then sends).
- * A worker's renewals and frames run on its channel's event loop, its heartbeats due at
- * {@code anchor + (index / workers + k) * interval}: spread evenly across the interval.
+ * <p>Each registers in Redis ({@link LeaseCore#register}: 64 CPU slots, 512 GiB, GPUs 0-3, no
+ * labels), connects to the master over TCP through the real handshake ({@link HandshakeProof},
+ * checking the master's proof, heartbeat interval and liveness lease, as {@code MasterLink} does),
+ * and every interval renews its liveness in Redis ({@link LeaseCore#heartbeat}, no tasks) and sends
+ * a {@code Heartbeat} frame of an idle 4-GPU machine (about 250 bytes), which the master answers
+ * with a {@code HeartbeatAck}. Lighter than a real worker: all share one event-loop group of
+ * {@code threads} threads and {@code redisConnections} pipelined Redis connections, and a worker
+ * sends its frame without waiting for its renewal's answer. A worker's heartbeats run on its
+ * channel's event loop, due at {@code anchor + (index / workers + k) * interval}: spread evenly
+ * across the interval.
  *
- * <p>Measured: the handling time of each heartbeat, from just before the frame is written to the
- * arrival of its acknowledgement (on the same event-loop thread, so it includes the wait of the
- * acknowledgement for that thread); the round trip of each lease renewal; how late each heartbeat
- * left against its schedule (the client side's own lag); counts of everything sent, answered,
- * lost or unexpected. Samples and the "in window" counts cover heartbeats sent (acknowledgements
- * received) while the measurement window is open ({@link #openWindow()}, {@link #closeWindow()}).
- *
- * <p>Lease lapses are detected exactly, by the Redis clock: each renewal answers the new liveness
- * deadline, {@code now + livenessLease} in Redis time, so a renewal made at or after the previous
- * deadline shows that the worker's liveness lapsed in between (it was DOWN, however briefly,
- * however short the gap between two state checks).
+ * <p>Measured, for what is sent while the window is open ({@link #openWindow()},
+ * {@link #closeWindow()}): each heartbeat's handling time (frame written to acknowledgement read,
+ * on the same event-loop thread, so including that thread's wait), each renewal's round trip, how
+ * late each heartbeat left, and counts of everything sent, answered, lost or unexpected. A lease
+ * lapse is detected exactly, by the Redis clock: each renewal answers the new liveness deadline,
+ * so one made at or after the previous deadline shows the worker was DOWN in between, however
+ * briefly.
  */
 final class SimulatedWorkers implements AutoCloseable {
 

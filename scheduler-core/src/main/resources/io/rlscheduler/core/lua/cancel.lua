@@ -1,6 +1,6 @@
 -- cancel.lua: cancels a task. A queued task becomes CANCELLED at once. A task held by a worker is
 -- marked cancel-requested: the worker must stop it, and it becomes CANCELLED when the worker
--- reports so (or when its lease is lost). Safe to replay.
+-- records its end (finish.lua) or its lease is lost. Safe to replay.
 -- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] task id  [2] reason  [3] events max length
 -- Returns JSON: {r="CANCELLED"} | {r="CANCEL_REQUESTED", worker, epoch} | {r="WRONG_STATE", state}

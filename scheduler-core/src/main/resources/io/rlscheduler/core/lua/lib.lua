@@ -109,9 +109,9 @@ end
 
 -- Task transitions are written to the stream when the script run ends (flush_events, which the
 -- Java loader calls after every script's body; see LuaScript): a run with one transition writes
--- the entry as it always was, type=task with the nine fields below; a run with more writes them
--- EVENTS_PER_ENTRY to an entry (a lone one left over is written as a run's single one would be):
--- type=tasks, n=<count>, then fields "1".."n", each one
+-- one entry, type=task with the nine fields below; a run with more writes them EVENTS_PER_ENTRY
+-- to an entry (a lone one left over is written as a run's single one would be): type=tasks,
+-- n=<count>, then fields "1".."n", each one
 -- transition as text, tab-separated: task, from, to, epoch, worker, attempt, via, at, lines, exit,
 -- reason (reason last, as the only field that may hold a tab: readers split into at most eleven).
 -- lines and exit are set only on an end its worker recorded (via=worker): the output lines the
@@ -225,7 +225,7 @@ local function split_ids(csv)
 end
 
 -- A worker's reservations live in their own hash, {ns}:workers:res:<worker id>, task id ->
--- "epoch|gpu ids|cpu slots|memory bytes" (the worker -> task key of the seed), so that taking or
+-- "epoch|gpu ids|cpu slots|memory bytes" (the worker's side of ownership), so that taking or
 -- releasing one is a field write, not a rewrite of the worker record. The key is derived from
 -- KEYS[4]: it carries the same {ns} hash tag, so it lives in the same Cluster slot.
 local K_RES_PREFIX = K_WORKERS .. ':res:'

@@ -39,9 +39,11 @@ import org.slf4j.LoggerFactory;
  * proof, an unsupported version (a major other than this master's, or a minor below
  * {@link FrameFormat#MIN_MINOR_VERSION}) or an invalid identity is answered (rejection or
  * {@code NOT_AUTHENTICATED}), logged with the peer, and the connection closed. The worker never
- * enters the registry. After acceptance it relays heartbeats to the registry, log batches to the
- * log manager (acknowledging what is written). How an attempt ended it learns from Redis, not
- * from the worker ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are asynchronous.
+ * enters the registry. After acceptance it answers heartbeats, keeping the last on the worker's
+ * {@link ConnectedWorker} (for health), and hands log batches to the log manager (acknowledging
+ * what is written). How an attempt ended it learns from Redis, not from the worker
+ * ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are
+ * asynchronous.
  *
  * <p>When the log manager lacks lines the worker sent (a batch began beyond its next line, or a
  * write failed), the worker is asked to resend ({@code LogAck.resend}): at once

@@ -44,7 +44,7 @@ public final class MasterLink {
      * How long a connection may bring nothing before it counts as dead, in this worker's heartbeat
      * intervals (the master answers every heartbeat; a heartbeat may wait up to two intervals for
      * Redis first). A master whose host died sends no reset: without this the worker would stay on the
-     * dead connection until TCP gives up, about a quarter of an hour, its lines and reports going
+     * dead connection until TCP gives up, about a quarter of an hour, its lines and heartbeats going
      * nowhere and the new leader never hearing from it.
      */
     static final int SILENT_HEARTBEATS = 5;

@@ -11,9 +11,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Reads one of a process's output streams on its own thread and passes its lines to a
- * {@link TaskOutput}: a block per read to a {@link BlockOutput}, else one call per line. {@link #done()} completes after the last line was passed on. Once
- * {@link #detach() detached}, lines are dropped: used when the attempt has been reported as ended
- * while something outside its process group still holds the pipe open.
+ * {@link TaskOutput}: a block per read to a {@link BlockOutput}, else one call per line.
+ * {@link #done()} completes after the last line was passed on. Once {@link #detach() detached},
+ * lines are dropped: used when the process group has ended while something outside it still
+ * holds the pipe open.
  */
 public final class OutputPump implements Runnable {
 

@@ -9,17 +9,34 @@
  *       classifies its end; {@link io.rlscheduler.worker.internal.EndRecorder} records the end in
  *       Redis, whose event tells the masters;
  *       {@link io.rlscheduler.worker.internal.Attempts} holds them and
- *       {@link io.rlscheduler.worker.internal.Attempt} is one.</li>
+ *       {@link io.rlscheduler.worker.internal.Attempt} is one.
+ *       {@link io.rlscheduler.worker.internal.MetricsCollector} keeps the metrics it prints.</li>
  *   <li>Logs: {@link io.rlscheduler.worker.internal.LogBuffer} keeps an attempt's lines until
- *       acknowledged, {@link io.rlscheduler.worker.internal.LogShipper} sends them.</li>
+ *       acknowledged, as {@link io.rlscheduler.worker.internal.LineBlock}s taken in through a
+ *       {@link io.rlscheduler.worker.internal.BlockOutput};
+ *       {@link io.rlscheduler.worker.internal.LogShipper} sends them.</li>
  *   <li>Leases: {@link io.rlscheduler.worker.internal.LeaseKeeper} renews them, fences the
  *       attempts it cannot renew and sends the wire heartbeat.</li>
  *   <li>The master: {@link io.rlscheduler.worker.internal.MasterLink} is the connection,
- *       {@link io.rlscheduler.worker.internal.MessageRouter} hands its messages on.</li>
- *   <li>Processes, for {@link io.rlscheduler.worker.PythonTaskExecutor}: the launcher and its
- *       command line, script path checks, output line splitting, process groups read from
- *       {@code /proc}, environment and parameters; {@link io.rlscheduler.worker.internal.ResourceProbe}
- *       reads the machine's resources.</li>
+ *       {@link io.rlscheduler.worker.internal.MessageRouter} hands its messages on. What the
+ *       mechanisms of a started worker share is a
+ *       {@link io.rlscheduler.worker.internal.WorkerRuntime}.</li>
+ *   <li>Processes, for {@link io.rlscheduler.worker.PythonTaskExecutor}:
+ *       {@link io.rlscheduler.worker.internal.ProcessExecution} is one attempt under the launcher
+ *       ({@link io.rlscheduler.worker.internal.LauncherFile},
+ *       {@link io.rlscheduler.worker.internal.LauncherCommand}), supervised on the shared
+ *       {@link io.rlscheduler.worker.internal.Supervisor} thread;
+ *       {@link io.rlscheduler.worker.internal.OutputPump} and
+ *       {@link io.rlscheduler.worker.internal.LineSplitter} read its output into lines;
+ *       {@link io.rlscheduler.worker.internal.ProcessGroups} and
+ *       {@link io.rlscheduler.worker.internal.LeftoverGroups} find and kill process groups through
+ *       {@code /proc}, those a crashed worker left included;
+ *       {@link io.rlscheduler.worker.internal.ScriptPaths} keeps scripts inside the script roots;
+ *       {@link io.rlscheduler.worker.internal.TaskEnvironment} and
+ *       {@link io.rlscheduler.worker.internal.TaskParameters} make the environment and the
+ *       arguments.</li>
+ *   <li>The machine: {@link io.rlscheduler.worker.internal.ResourceProbe} reads its resources
+ *       (processors, memory, GPUs through nvidia-smi).</li>
  * </ul>
  */
 package io.rlscheduler.worker.internal;

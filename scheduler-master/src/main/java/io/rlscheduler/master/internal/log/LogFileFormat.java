@@ -18,14 +18,11 @@ import java.nio.file.Path;
  * </pre>
  *
  * <p>An end marker's state is the name of the {@link TaskState} the attempt ended in, or
- * {@code UNKNOWN}.
- *
- * <p>An attempt marker may end with {@code after=<k>}: the lines after it have sequence numbers
- * from k + 1, because lines up to k are not in this file: another master acknowledged them (its
- * log directory is not this one), or a crash lost what the operating system had not yet written;
- * the worker no longer had them. It is written
- * where such a gap begins: as the attempt's first marker, or as a second marker of the same
- * attempt after the lines this file does have.
+ * {@code UNKNOWN}. An attempt marker may end with {@code after=<k>}: its lines are numbered from
+ * k + 1, because lines up to k are not in this file and the worker no longer has them (another
+ * master, with a log directory of its own, acknowledged them, or a crash lost what the operating
+ * system had not yet written). It is written where such a gap begins: as the attempt's first
+ * marker, or as a second marker of the same attempt after the lines this file does have.
  *
  * <p>Output text is stored as it was printed, except that CR and LF inside it become spaces (one
  * output line is one file line) and a line that begins with {@code ##RLS_} is stored behind the

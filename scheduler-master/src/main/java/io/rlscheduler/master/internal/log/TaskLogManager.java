@@ -384,7 +384,7 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * Records that a task ended without its worker reporting the end of its log (failed by the
+     * Records that a task ended without its worker recording the end of its log (failed by the
      * reaper, cancelled while its worker was gone): followers get END_OF_STREAM with
      * {@code finalState} (after the lines already written, and once the file is forced to disk),
      * marked incomplete with a note naming {@code reason}; the end is written to the file, so later

@@ -84,7 +84,7 @@ final class TaskLogState {
         return attempt;
     }
 
-    /** Returns, while {@link LogPhase#ENDING}, the attempt's last sequence number as its worker reported. */
+    /** Returns, while {@link LogPhase#ENDING}, the attempt's last sequence number as its worker recorded it. */
     long pendingEndSequence() {
         return pendingEndSequence;
     }
@@ -124,7 +124,7 @@ final class TaskLogState {
         clearEnd();
     }
 
-    /** The attempt's worker reported its end at {@code endSequence}: it ends once the lines up to it are written. */
+    /** The attempt's worker recorded its end at {@code endSequence}: it ends once the lines up to it are written. */
     void expectEnd(long endSequence, TaskState finalState) {
         moveTo(LogPhase.ENDING);
         pendingEndSequence = endSequence;

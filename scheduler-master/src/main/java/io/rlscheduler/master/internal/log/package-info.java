@@ -11,11 +11,16 @@
  *       a task's state needs no lock. It caches the states of at most about
  *       {@code maxCachedTasks} tasks (least recently used idle ones are dropped, and read from
  *       their file when touched again).</li>
+ *   <li>{@code LogStripes} and {@code LogThreads}: the manager's threads (the stripes, the sync
+ *       threads, the followers' delivery pool), and stopping them in the order that loses
+ *       nothing.</li>
  *   <li>{@code TaskLogState} and {@code LogPhase}: what is known of one task's log, and the phase
  *       of its current attempt (NONE, RUNNING, ENDING, ENDED) with its one table of moves.</li>
  *   <li>{@code AttemptSequencer}: exactly once, in order. Sequence numbers are per attempt, from
  *       1, without gaps; duplicates are skipped, a gap ends the batch (the worker resends from the
  *       acknowledgement), an older epoch is stale, a newer one starts its attempt.</li>
+ *   <li>{@code LinePatience}: how long an end recorded in Redis waits for the attempt's last
+ *       lines before the log ends with those it has, marked incomplete.</li>
  *   <li>{@code LineEncoder}: the bytes of one write (markers, output lines with CRs made spaces
  *       and {@code ##RLS_} escaped), from each chunk's bytes in one pass.</li>
  *   <li>{@code LogFileWriter}: opening, appending to and closing the files, at most about

@@ -219,7 +219,7 @@ class TaskLogChunkPropertyTest {
                 while (!active.isEmpty()) {
                     Run run = active.get(random.nextInt(active.size()));
                     if (run.completedAt < 0 && random.nextInt(12) == 0) {
-                        // The worker reports the end before its last lines arrive.
+                        // The end's event comes before the attempt's last lines.
                         logs.complete(run.taskId, run.epoch, run.size(), TaskState.SUCCEEDED);
                         run.completedAt = run.size();
                         run.batches.add("complete(" + run.size() + ")");

@@ -204,8 +204,9 @@ class TaskLogManagerTest {
 
     @Test
     void anEmptyBatchThatSaysTheLastLinesAreGoneLetsTheReportEndTheLog() {
-        // The tail of an attempt: another master acknowledged every line, then the report came
-        // here. The worker, with nothing left to resend, says so in a batch without lines.
+        // The tail of an attempt: another master acknowledged every line, and the end's event
+        // completes the log here. The worker, with nothing left to resend, says so in a batch
+        // without lines.
         await(logs.open("t3", "tr", 7, 1));
         assertThat(await(logs.appendChunks("t3", 7, List.of(chunk(1, "line-1\n"))))).isEqualTo(1);
         assertThat(await(logs.write("t3", 7, 3, List.of())).acked()).isEqualTo(3);

@@ -18,10 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Two masters sharing one log directory, one after the other: a master that wrote part of a log,
  * lost the leadership while another master carried the log on, and touches the task again (it
- * leads again, or its watcher's "no report from the worker" timer fires) must work from the file
- * as it is now, not from what it remembers. Found by the chaos run (scripts/chaos.sh): a former
- * leader appended a second, stale {@code ##RLS_END complete=false} after the new leader's
- * complete end.
+ * leads again, or it ends the log itself) must work from the file as it is now, not from what it
+ * remembers, so that a log holds one end and never a stale {@code ##RLS_END complete=false} after
+ * the other master's complete end.
  */
 class TaskLogSharedDirectoryTest {
 
@@ -52,11 +51,11 @@ class TaskLogSharedDirectoryTest {
     void aFormerWriterDoesNotEndALogTheOtherMasterAlreadyEnded() {
         await(first.open("t1", "tr", 7, 1));
         await(first.appendChunks("t1", 7, lines(1, 3)));
-        // Leadership moves: the other master receives the rest and the worker's end report.
+        // Leadership moves: the other master receives the rest and completes the log.
         assertThat(await(second.appendChunks("t1", 7, lines(1, 5)))).isEqualTo(5);
         second.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await(second.appendChunks("t1", 7, List.of()));
-        // The former leader's timer: no end report reached it, so it abandons the log.
+        // The former leader, which never got the last lines, ends the log with what it has.
         first.abandon("t1", TaskState.SUCCEEDED, "no report from the worker within 6000 ms");
         await(first.appendChunks("t1", 7, List.of()));
 

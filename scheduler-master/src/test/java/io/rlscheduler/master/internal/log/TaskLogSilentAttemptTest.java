@@ -181,7 +181,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void anAbandonOfATaskThatEndedSilentlyElsewhereWritesNothing() {
         start(1024);
-        // A standby's watcher abandons an end whose report went to the leader.
+        // An abandon on a master without a file of the task: its attempt printed nothing.
         logs.abandon("t8", TaskState.SUCCEEDED, "no report from the worker");
         LogRecord told = LogRecord.endOfStream("t8", 1, 7, TaskState.SUCCEEDED, true, null);
         lookupOf("t8").complete(silent(told));
