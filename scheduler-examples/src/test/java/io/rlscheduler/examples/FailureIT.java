@@ -177,7 +177,7 @@ class FailureIT {
     }
 
     @Test
-    void anEndThatCannotBeRecordedInRedisAtOnceIsRetriedUntilItIsThenReported() throws Exception {
+    void anEndThatCannotBeRecordedInRedisAtOnceIsRetriedUntilItIsRecorded() throws Exception {
         SchedulerMaster master = master("m1");
         FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));
         SchedulerWorker worker = closing(worker("wa", master, RedisURI.create("redis://127.0.0.1:" + toRedis.getPort())));

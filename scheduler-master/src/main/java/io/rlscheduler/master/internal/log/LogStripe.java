@@ -308,7 +308,7 @@ final class LogStripe {
                             recorded.traceId() == null ? LogFileFormat.UNKNOWN_TRACE_ID : recorded.traceId());
                     if (end != null) {
                         sequencer.end(st, end.getFinalState(), false, "the task ended (" + end.getFinalState()
-                                + ") without its worker reporting the end of its log; the log may be incomplete");
+                                + ") without its worker recording where its log ends; the log may be incomplete");
                     }
                 }
             }

@@ -203,7 +203,7 @@ class TaskLogManagerTest {
     }
 
     @Test
-    void anEmptyBatchThatSaysTheLastLinesAreGoneLetsTheReportEndTheLog() {
+    void anEmptyBatchThatSaysTheLastLinesAreGoneLetsTheCompletionEndTheLog() {
         // The tail of an attempt: another master acknowledged every line, and the end's event
         // completes the log here. The worker, with nothing left to resend, says so in a batch
         // without lines.

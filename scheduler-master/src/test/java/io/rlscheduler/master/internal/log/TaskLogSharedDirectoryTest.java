@@ -56,7 +56,7 @@ class TaskLogSharedDirectoryTest {
         second.complete("t1", 7, 5, TaskState.SUCCEEDED);
         await(second.appendChunks("t1", 7, List.of()));
         // The former leader, which never got the last lines, ends the log with what it has.
-        first.abandon("t1", TaskState.SUCCEEDED, "no report from the worker within 6000 ms");
+        first.abandon("t1", TaskState.SUCCEEDED, "failed by the reaper");
         await(first.appendChunks("t1", 7, List.of()));
 
         List<String> expected = new ArrayList<>(texts(1, 5));

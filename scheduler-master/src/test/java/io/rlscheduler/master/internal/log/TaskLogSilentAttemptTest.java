@@ -182,7 +182,7 @@ class TaskLogSilentAttemptTest {
     void anAbandonOfATaskThatEndedSilentlyElsewhereWritesNothing() {
         start(1024);
         // An abandon on a master without a file of the task: its attempt printed nothing.
-        logs.abandon("t8", TaskState.SUCCEEDED, "no report from the worker");
+        logs.abandon("t8", TaskState.SUCCEEDED, "failed by the reaper");
         LogRecord told = LogRecord.endOfStream("t8", 1, 7, TaskState.SUCCEEDED, true, null);
         lookupOf("t8").complete(silent(told));
         Recorder recorder = new Recorder();
@@ -219,7 +219,7 @@ class TaskLogSilentAttemptTest {
         LogRecord end = LogFixtures.await(logs.follow("t21", new Recorder()).whenEnded());
         assertThat(end.isComplete()).isFalse();
         assertThat(end.getFinalState()).isEqualTo(TaskState.FAILED);
-        assertThat(end.getNote()).contains("without its worker reporting the end of its log");
+        assertThat(end.getNote()).contains("without its worker recording where its log ends");
         assertThat(fileLines(dir.resolve("t21.log"))).hasSize(4).startsWith("TRACE_ID:trace-21",
                 "##RLS_ATTEMPT attempt=1 epoch=7");
         assertThat(fileLines(dir.resolve("t21.log")).get(2)).startsWith("##RLS_END state=FAILED complete=false last=0");
@@ -229,7 +229,7 @@ class TaskLogSilentAttemptTest {
     @Test
     void closeWithAnAbandonWaitingForItsLookupWritesNothingForIt() {
         start(1024);
-        logs.abandon("t22", TaskState.SUCCEEDED, "no report from the worker");
+        logs.abandon("t22", TaskState.SUCCEEDED, "failed by the reaper");
         lookupOf("t22"); // asked, never answered: the task may have ended silently
         logs.close();
         assertThat(dir.resolve("t22.log")).doesNotExist();
