@@ -3,7 +3,7 @@ package io.rlscheduler.core;
 /**
  * A task cannot make the requested transition from its current state: the transition table
  * ({@link TaskState#getNextStates()}, and the same table in the lease scripts) does not allow it.
- * Thrown by {@link TaskState#requireTransitionTo} and by every {@link LeaseCore} call whose script
+ * Thrown by {@link TaskState#requireTransitionTo} and by every {@code LeaseCore} call whose script
  * refused a move, in which case nothing of that move was written. Not retryable: the same call
  * meets the same state.
  */

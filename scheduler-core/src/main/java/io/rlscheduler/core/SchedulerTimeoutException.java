@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /**
  * A call's wait ran out before Redis answered: the command's timeout (the Redis client's) for a
- * {@link LeaseCore} call, or a runtime's own limit on an API call. Retryable: the call may have
+ * {@code LeaseCore} call, or a runtime's own limit on an API call. Retryable: the call may have
  * run in Redis or not, and every mutating call of the core is safe to repeat.
  */
 public final class SchedulerTimeoutException extends SchedulerException {

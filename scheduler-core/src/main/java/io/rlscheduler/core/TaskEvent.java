@@ -17,7 +17,7 @@ public final class TaskEvent {
         MASTER,
         /**
          * Events this subscriber had not read were trimmed from the stream (see
-         * {@link EventSubscription}): the fields are {@code after}, the last event delivered
+         * {@code EventSubscription}): the fields are {@code after}, the last event delivered
          * before (its stream id, which is also this event's), and {@code next}, the entry the
          * events delivered go on from (the oldest the stream held at that read). Transitions
          * between the two may be lost to the listener; a listener that keeps state from events
@@ -35,16 +35,13 @@ public final class TaskEvent {
                     return WORKER;
                 case "master":
                     return MASTER;
-                case GAP_TYPE:
+                case "gap": // written by the subscription, never to the stream
                     return GAP;
                 default:
                     return OTHER;
             }
         }
     }
-
-    /** The stream type of a gap event (see {@link Kind#GAP}); never written to the stream. */
-    static final String GAP_TYPE = "gap";
 
     private final String streamId;
     private final Kind kind;
@@ -62,7 +59,7 @@ public final class TaskEvent {
     }
 
     /**
-     * Returns the event's id in the stream; pass it to {@link LeaseCore#subscribe} to resume after
+     * Returns the event's id in the stream; pass it to {@code LeaseCore#subscribe} to resume after
      * this event. It is the stream entry's id ({@code ms-seq}), but for the events of an entry that
      * holds several transitions of one script run: all but the last of those have
      * {@code <entry id>#i}, i counted from 1 (so such an entry's events are {@code E#1},

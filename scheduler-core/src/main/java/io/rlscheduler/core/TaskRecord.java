@@ -1,13 +1,19 @@
 package io.rlscheduler.core;
 
+import io.rlscheduler.core.internal.ValueFactory;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The durable record of a task: what was submitted (immutable after submission) and everything
- * that happened to it since. Read with {@link LeaseCore#getTask(String)}. Immutable.
+ * that happened to it since. Read with {@code LeaseCore#getTask(String)}. Immutable.
  */
 public final class TaskRecord {
+
+    static {
+        // Gives the internal package this package's value constructors (see ValueFactory).
+        ValueFactory.install(new ValueConstructors());
+    }
 
     private final String taskId;
     private final TaskState state;

@@ -2,7 +2,7 @@ package io.rlscheduler.core;
 
 import java.util.List;
 
-/** The answer of {@link LeaseCore#removeWorker}. Immutable. */
+/** The answer of {@code LeaseCore#removeWorker}. Immutable. */
 public final class WorkerRemoval {
 
     private final String workerId;

@@ -1,6 +1,6 @@
 package io.rlscheduler.core;
 
-/** What a worker removal ({@link LeaseCore#removeWorker}) did. */
+/** What a worker removal ({@code LeaseCore#removeWorker}) did. */
 public enum WorkerRemovalStatus {
     /** The worker is forgotten: its record, liveness entry, reservations and its shape's count are gone. */
     REMOVED,

@@ -1,18 +1,21 @@
 /**
- * The lease and state core of rl-scheduler: tasks, their leases and fencing epochs, workers and
- * the event stream, kept in Redis and changed only by Lua scripts.
+ * The public API of the lease and state core of rl-scheduler: the values a master's and a worker's
+ * public methods take and return. Tasks, their leases and fencing epochs, workers and the event
+ * stream are kept in Redis and changed only by Lua scripts, through the internal gateway in
+ * {@code io.rlscheduler.core.internal}.
  *
  * <ul>
- *   <li>{@link io.rlscheduler.core.LeaseCore}: the gateway to one namespace in Redis; every
- *       ownership-dependent change is one script run, atomic and fenced by epoch.</li>
- *   <li>What goes in: {@link io.rlscheduler.core.CoreOptions} (immutable settings),
- *       {@link io.rlscheduler.core.TaskDefinition}, {@link io.rlscheduler.core.WorkerRegistration},
- *       ids checked by {@link io.rlscheduler.core.TaskIds}.</li>
- *   <li>What comes out: {@link io.rlscheduler.core.TaskRecord} with its
+ *   <li>Settings: {@link io.rlscheduler.core.CoreOptions} (immutable, built by a builder) and the
+ *       task id rule {@link io.rlscheduler.core.TaskIds}.</li>
+ *   <li>Tasks: {@link io.rlscheduler.core.TaskRecord} with its
  *       {@link io.rlscheduler.core.TaskState} (one transition table, the same in Java and in the
- *       scripts) and history, {@link io.rlscheduler.core.WorkerInfo}, the results and statuses of
- *       each call, and {@link io.rlscheduler.core.TaskEvent}s through an
- *       {@link io.rlscheduler.core.EventSubscription}.</li>
+ *       scripts) and history of {@link io.rlscheduler.core.TaskTransition}s, pages of records
+ *       ({@link io.rlscheduler.core.TaskPage}), and the {@link io.rlscheduler.core.TaskEvent}s of
+ *       the event stream.</li>
+ *   <li>Workers: {@link io.rlscheduler.core.WorkerInfo} with its
+ *       {@link io.rlscheduler.core.WorkerState} and the {@link io.rlscheduler.core.TaskLease}s it
+ *       holds, and the outcome of removing one ({@link io.rlscheduler.core.WorkerRemoval},
+ *       {@link io.rlscheduler.core.WorkerRemovalStatus}).</li>
  *   <li>Failures: {@link io.rlscheduler.core.SchedulerException}, unchecked, saying whether a
  *       retry may succeed, with the subclasses a caller acts on:
  *       {@link io.rlscheduler.core.IllegalTaskStateException},
@@ -21,6 +24,6 @@
  *       {@link io.rlscheduler.core.SchedulerTimeoutException}.</li>
  * </ul>
  *
- * <p>Everything here is thread-safe or immutable; calls that reach Redis are asynchronous.
+ * <p>Every type here is immutable or stateless, and so thread-safe.
  */
 package io.rlscheduler.core;

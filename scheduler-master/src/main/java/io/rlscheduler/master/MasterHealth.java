@@ -1,10 +1,10 @@
 package io.rlscheduler.master;
 
-import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskPage;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.LeaderElector;

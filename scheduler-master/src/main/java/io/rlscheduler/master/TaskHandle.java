@@ -1,10 +1,10 @@
 package io.rlscheduler.master;
 
-import io.rlscheduler.core.CancelResult;
-import io.rlscheduler.core.CancelStatus;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.internal.CancelResult;
+import io.rlscheduler.core.internal.CancelStatus;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

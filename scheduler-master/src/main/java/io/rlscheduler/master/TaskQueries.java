@@ -1,12 +1,12 @@
 package io.rlscheduler.master;
 
-import io.rlscheduler.core.LeaderStatus;
-import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.internal.LeaderStatus;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.WorkerRegistry;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.rlscheduler.master;
 
-import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import java.util.concurrent.CompletableFuture;
 

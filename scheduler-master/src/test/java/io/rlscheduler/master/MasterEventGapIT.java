@@ -85,12 +85,12 @@ class MasterEventGapIT {
         CoreOptions options = CoreOptions.builder().namespace(ns.name()).taskLease(java.time.Duration.ofSeconds(2))
                 .livenessLease(java.time.Duration.ofSeconds(2)).heartbeatInterval(java.time.Duration.ofMillis(200)).build();
         io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redis.getUri());
-        io.rlscheduler.core.LeaseCore core = io.rlscheduler.core.LeaseCore.create(client, options);
+        io.rlscheduler.core.internal.LeaseCore core = io.rlscheduler.core.internal.LeaseCore.create(client, options);
         try {
-            core.register(new io.rlscheduler.core.WorkerRegistration("w1", "s1", java.util.Map.of(), 8, 1L << 30,
+            core.register(new io.rlscheduler.core.internal.WorkerRegistration("w1", "s1", java.util.Map.of(), 8, 1L << 30,
                     List.of())).get(10, TimeUnit.SECONDS);
-            core.submit(io.rlscheduler.core.TaskDefinition.builder("t1").build()).get(10, TimeUnit.SECONDS);
-            io.rlscheduler.core.Assignment a = core.claim("w1", "s1", 1, "c-1").get(10, TimeUnit.SECONDS)
+            core.submit(io.rlscheduler.core.internal.TaskDefinition.builder("t1").build()).get(10, TimeUnit.SECONDS);
+            io.rlscheduler.core.internal.Assignment a = core.claim("w1", "s1", 1, "c-1").get(10, TimeUnit.SECONDS)
                     .getAssignments().get(0);
             io.rlscheduler.core.TaskLease lease = new io.rlscheduler.core.TaskLease("t1", a.getEpoch());
             assertThat(core.acknowledge(lease, "w1", "s1").get(10, TimeUnit.SECONDS).isAccepted()).isTrue();

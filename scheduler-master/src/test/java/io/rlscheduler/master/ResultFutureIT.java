@@ -2,14 +2,14 @@ package io.rlscheduler.master;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.rlscheduler.core.Assignment;
 import io.rlscheduler.core.CoreOptions;
-import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SchedulerException;
-import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskState;
-import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.core.internal.Assignment;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.core.internal.TaskDefinition;
+import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.testkit.FaultProxy;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;

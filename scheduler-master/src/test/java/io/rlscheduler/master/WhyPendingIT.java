@@ -6,9 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import io.rlscheduler.core.CoreOptions;
-import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.TaskNotFoundException;
-import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.master.PendingReason.Code;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;

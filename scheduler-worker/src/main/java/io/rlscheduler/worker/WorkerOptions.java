@@ -2,10 +2,10 @@ package io.rlscheduler.worker;
 
 import io.lettuce.core.RedisURI;
 import io.rlscheduler.core.CoreOptions;
-import io.rlscheduler.core.TaskDefinition;
 import io.rlscheduler.core.TaskIds;
-import io.rlscheduler.core.WorkerRegistration;
 import io.rlscheduler.core.internal.Checks;
+import io.rlscheduler.core.internal.TaskDefinition;
+import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;

@@ -1,14 +1,14 @@
 package io.rlscheduler.master.internal;
 
 import io.netty.channel.Channel;
-import io.rlscheduler.core.Assignment;
-import io.rlscheduler.core.ClaimResult;
-import io.rlscheduler.core.ClaimStatus;
-import io.rlscheduler.core.LeaseCore;
-import io.rlscheduler.core.SubmitAndClaimResult;
-import io.rlscheduler.core.SubmitResult;
-import io.rlscheduler.core.TaskDefinition;
-import io.rlscheduler.core.WorkerSession;
+import io.rlscheduler.core.internal.Assignment;
+import io.rlscheduler.core.internal.ClaimResult;
+import io.rlscheduler.core.internal.ClaimStatus;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.core.internal.SubmitAndClaimResult;
+import io.rlscheduler.core.internal.SubmitResult;
+import io.rlscheduler.core.internal.TaskDefinition;
+import io.rlscheduler.core.internal.WorkerSession;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.protocol.ExecuteTask;
 import java.util.ArrayList;
@@ -50,7 +50,7 @@ public final class Dispatcher {
     static final int CLAIM_CHUNK = 64;
 
     private final LeaseCore core;
-    private final java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership;
+    private final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
     private final WorkerRegistry registry;
     private final LogOpener logs;
     private final int batchSize;
@@ -82,7 +82,7 @@ public final class Dispatcher {
      * @param leadership this master's current leadership; rounds run only while it says self, and
      *                   every claim carries its epoch so a deposed leader's claims are refused
      */
-    public Dispatcher(LeaseCore core, java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership,
+    public Dispatcher(LeaseCore core, java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
                       WorkerRegistry registry, LogOpener logs, int batchSize) {
         this.core = core;
         this.leadership = leadership;
@@ -120,7 +120,7 @@ public final class Dispatcher {
             trigger();
             return;
         }
-        io.rlscheduler.core.LeaderStatus leader = leadership.get();
+        io.rlscheduler.core.internal.LeaderStatus leader = leadership.get();
         if (leader == null || !leader.isSelf()) {
             return;
         }
@@ -179,7 +179,7 @@ public final class Dispatcher {
      * request id (see {@link #claimOnSubmit()}).
      */
     record SubmitClaim(List<ConnectedWorker> workers, List<WorkerSession> sessions,
-                              io.rlscheduler.core.LeaderStatus leader, String requestId, int batchSize) {
+                              io.rlscheduler.core.internal.LeaderStatus leader, String requestId, int batchSize) {
     }
 
     /**
@@ -195,7 +195,7 @@ public final class Dispatcher {
         if (stopped || running.get() || emptyAt != workSignals.get() || core.submissionsInFlight() > 0) {
             return null;
         }
-        io.rlscheduler.core.LeaderStatus leader = leadership.get();
+        io.rlscheduler.core.internal.LeaderStatus leader = leadership.get();
         if (leader == null || !leader.isSelf()) {
             return null;
         }
@@ -303,7 +303,7 @@ public final class Dispatcher {
 
     private void round() {
         requested.set(false);
-        io.rlscheduler.core.LeaderStatus leader = leadership.get();
+        io.rlscheduler.core.internal.LeaderStatus leader = leadership.get();
         if (leader == null || !leader.isSelf()) {
             running.set(false);
             return;

@@ -1,7 +1,7 @@
 package io.rlscheduler.master.internal;
 
-import io.rlscheduler.core.LeaderStatus;
-import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.internal.LeaderStatus;
+import io.rlscheduler.core.internal.LeaseCore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

@@ -13,11 +13,11 @@ public final class MasterContext {
     final Dispatcher dispatcher;
     final TaskLogManager logs;
     final long handshakeTimeoutMillis;
-    final java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership;
+    final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
-                         java.util.function.Supplier<io.rlscheduler.core.LeaderStatus> leadership) {
+                         java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership) {
         this.leadership = leadership;
         this.masterId = masterId;
         this.secret = secret.clone();

@@ -1,7 +1,7 @@
 package io.rlscheduler.master.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.rlscheduler.core.Assignment;
+import io.rlscheduler.core.internal.Assignment;
 import io.rlscheduler.core.internal.Json;
 import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.protocol.ResourceRequest;

@@ -1,12 +1,12 @@
 package io.rlscheduler.master.internal;
 
-import io.rlscheduler.core.EventSubscription;
-import io.rlscheduler.core.LeaseCore;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.internal.EventSubscription;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import java.util.List;
 import java.util.Optional;

@@ -207,7 +207,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
 
     /** Unless this master leads: sends the worker to the leader (NOT_LEADER), closes, and returns true. */
     private boolean sendToLeader(ChannelHandlerContext ctx, String workerId) {
-        io.rlscheduler.core.LeaderStatus leader = context.leadership.get();
+        io.rlscheduler.core.internal.LeaderStatus leader = context.leadership.get();
         if (leader != null && leader.isSelf()) {
             return false;
         }

@@ -1,6 +1,6 @@
 package io.rlscheduler.worker.internal;
 
-import io.rlscheduler.core.WriteResult;
+import io.rlscheduler.core.internal.WriteResult;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;

@@ -2,10 +2,10 @@ package io.rlscheduler.worker.internal;
 
 import io.netty.channel.Channel;
 import io.rlscheduler.core.CoreOptions;
-import io.rlscheduler.core.HeartbeatResult;
-import io.rlscheduler.core.HeartbeatStatus;
 import io.rlscheduler.core.TaskLease;
-import io.rlscheduler.core.WorkerRegistration;
+import io.rlscheduler.core.internal.HeartbeatResult;
+import io.rlscheduler.core.internal.HeartbeatStatus;
+import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.RunningTask;
 import io.rlscheduler.worker.StopReason;

@@ -1,7 +1,7 @@
 package io.rlscheduler.worker.internal;
 
 import io.netty.channel.EventLoopGroup;
-import io.rlscheduler.core.LeaseCore;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.worker.WorkerOptions;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;

@@ -1,0 +1,146 @@
+package io.rlscheduler.core.internal;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.rlscheduler.core.internal.CoreFixture.join;
+import static io.rlscheduler.core.internal.CoreFixture.lease;
+import static io.rlscheduler.core.internal.CoreFixture.requestId;
+import static io.rlscheduler.core.internal.CoreFixture.task;
+import static io.rlscheduler.core.internal.CoreFixture.worker;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A worker's state as listWorkers derives it by the Redis clock, with the short leases of
+ * {@link CoreFixture#shortLeases}: liveness 0.8 s, task lease 1.5 s.
+ */
+class WorkerStateIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private LeaseCore core;
+
+    @BeforeEach
+    void open(RedisClient client, RedisNamespace ns) {
+        core = CoreFixture.core(client, ns);
+    }
+
+    @AfterEach
+    void close() {
+        core.close();
+    }
+
+    private WorkerState state(String worker) {
+        return CoreFixture.workerInfo(core, worker).getState();
+    }
+
+    /** Polls the worker's state until it is {@code until}; returns the distinct states seen, in order. */
+    private List<WorkerState> observeUntil(String worker, WorkerState until, List<WorkerState> seen) {
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            WorkerState s = state(worker);
+            if (seen.isEmpty() || seen.get(seen.size() - 1) != s) {
+                seen.add(s);
+            }
+            return s == until;
+        });
+        return seen;
+    }
+
+    /** Registers w1, runs t1 on it and heartbeats once right after the ack; returns the lease. */
+    private TaskLease startOneTask(List<WorkerState> seen) {
+        join(core.register(worker("w1", "s1", 0)));
+        seen.add(state("w1"));
+        join(core.submit(task("t1", 1)));
+        ClaimResult claim = join(core.claim("w1", "s1", 1, requestId()));
+        assertThat(claim.getAssignments()).hasSize(1);
+        TaskLease lease = lease(claim.getAssignments().get(0));
+        assertThat(join(core.acknowledge(lease, "w1", "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
+        HeartbeatResult hb = join(core.heartbeat("w1", "s1", List.of(lease)));
+        assertThat(hb.getRenewedTasks()).isEqualTo(1);
+        return lease;
+    }
+
+    @Test
+    void silentWorkerGoesIdleRunningPendingDown() {
+        List<WorkerState> seen = new ArrayList<>();
+        TaskLease lease = startOneTask(seen);
+        long taskDeadline = CoreFixture.record(core, "t1").getDeadlineMillis();
+        long livenessDeadline = CoreFixture.workerInfo(core, "w1").getLivenessDeadlineMillis();
+        assertThat(taskDeadline).as("the task lease outlives the liveness lease").isGreaterThan(livenessDeadline);
+
+        observeUntil("w1", WorkerState.DOWN, seen);
+        assertThat(seen).containsExactly(WorkerState.IDLE, WorkerState.RUNNING, WorkerState.PENDING, WorkerState.DOWN);
+
+        // Deriving the state changes nothing: the task is still RUNNING until a reaper takes it.
+        TaskRecord t = CoreFixture.record(core, "t1");
+        assertThat(t.getState()).isEqualTo(TaskState.RUNNING);
+        assertThat(CoreFixture.workerInfo(core, "w1").getTasks()).containsExactly(lease);
+        assertThat(join(core.reap()).getRequeued()).containsExactly("t1");
+        WorkerInfo down = CoreFixture.workerInfo(core, "w1");
+        assertThat(down.getState()).isEqualTo(WorkerState.DOWN);
+        assertThat(down.getTasks()).isEmpty();
+        assertThat(down.getFreeGpuIds()).containsExactly(0);
+    }
+
+    @Test
+    void pendingWorkerThatHeartbeatsAgainIsRunningAndKeepsItsTask() {
+        List<WorkerState> seen = new ArrayList<>();
+        TaskLease lease = startOneTask(seen);
+        observeUntil("w1", WorkerState.PENDING, seen);
+        assertThat(seen).containsExactly(WorkerState.IDLE, WorkerState.RUNNING, WorkerState.PENDING);
+        long deadlineBefore = CoreFixture.record(core, "t1").getDeadlineMillis();
+
+        HeartbeatResult hb = join(core.heartbeat("w1", "s1", List.of(lease)));
+        assertThat(hb.getStatus()).isEqualTo(HeartbeatStatus.OK);
+        assertThat(hb.getRenewedTasks()).isEqualTo(1);
+        assertThat(hb.getRevokedTasks()).isEmpty();
+        assertThat(state("w1")).isEqualTo(WorkerState.RUNNING);
+
+        RequeueResult reaped = join(core.reap());
+        assertThat(reaped.getRequeued()).isEmpty();
+        assertThat(reaped.getFailed()).isEmpty();
+        TaskRecord t = CoreFixture.record(core, "t1");
+        assertThat(t.getState()).isEqualTo(TaskState.RUNNING);
+        assertThat(t.getEpoch()).isEqualTo(lease.getEpoch());
+        assertThat(t.getLeaseLosses()).isZero();
+        assertThat(t.getDeadlineMillis()).isGreaterThan(deadlineBefore);
+        assertThat(join(core.queueDepth())).isZero();
+        assertThat(CoreFixture.workerInfo(core, "w1").getTasks()).containsExactly(lease);
+    }
+
+    @Test
+    void idleWorkerThatFallsSilentGoesStraightDownAndFinishingReturnsToIdle() {
+        join(core.register(worker("idle", "s1", 0)));
+        List<WorkerState> seen = new ArrayList<>();
+        seen.add(state("idle"));
+        observeUntil("idle", WorkerState.DOWN, seen);
+        assertThat(seen).containsExactly(WorkerState.IDLE, WorkerState.DOWN);
+
+        // Back with a heartbeat, run a task and finish it: IDLE, RUNNING, IDLE.
+        assertThat(join(core.heartbeat("idle", "s1", List.of())).getStatus()).isEqualTo(HeartbeatStatus.OK);
+        assertThat(state("idle")).isEqualTo(WorkerState.IDLE);
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = lease(join(core.claim("idle", "s1", 1, requestId())).getAssignments().get(0));
+        join(core.heartbeat("idle", "s1", List.of(lease))); // keeps it live through the checks
+        assertThat(state("idle")).isEqualTo(WorkerState.RUNNING);
+        assertThat(join(core.finish(lease, "idle", "s1", TaskState.SUCCEEDED, 0, null, null)).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+        join(core.heartbeat("idle", "s1", List.of()));
+        assertThat(state("idle")).isEqualTo(WorkerState.IDLE);
+    }
+}
