@@ -147,7 +147,7 @@ public final class SchedulerMaster implements AutoCloseable {
                         }
                     });
             dispatcher = new Dispatcher(core, elector::current, registry, logs::openAll, options.getDispatchBatch());
-            watcher = new TaskWatcher(core, dispatcher, logs);
+            watcher = new TaskWatcher(core, dispatcher, logs, elector::isLeader);
             watcher.start();
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current);

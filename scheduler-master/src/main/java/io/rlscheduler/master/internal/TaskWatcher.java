@@ -9,10 +9,12 @@ import io.rlscheduler.core.internal.EventSubscription;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +28,11 @@ import org.slf4j.LoggerFactory;
  * <p>The event of an end its worker recorded is the one source of an attempt's end: it names the
  * line the attempt's log ends at, and the log is completed once it holds that line
  * ({@link TaskLogManager#complete}; a completion whose lines never come ends incomplete after the
- * log manager's patience). An end nobody recorded for the worker (the reaper, a cancel while
- * its worker was gone) ends the log at once, marked incomplete ({@link TaskLogManager#abandon}).
+ * log manager's patience). The leader does so at once; a master that does not lead (the workers
+ * send their lines to the leader, and a log directory may be shared) twice the task lease later,
+ * when the leader's end is in a shared file. An end nobody recorded for the worker (the reaper,
+ * a cancel while its worker was gone) ends the log at once, marked incomplete
+ * ({@link TaskLogManager#abandon}).
  * A master that did not see an end (it started later, the event was trimmed, its cached state
  * was dropped) learns it from the task's record when a follower comes or after a gap.
  */
@@ -47,6 +52,16 @@ public final class TaskWatcher implements AutoCloseable {
             });
     private final List<Consumer<TaskEvent>> listeners = new CopyOnWriteArrayList<>();
     private final long sweepMillis;
+    private final BooleanSupplier leading;
+    private final long deferNanos;
+    /**
+     * Ends its worker recorded that this master heard of while it did not lead, oldest first
+     * (every one waits as long), each completed when its time comes ({@link #sweep}).
+     */
+    private final java.util.LinkedHashMap<String, DeferredEnd> deferred = new java.util.LinkedHashMap<>();
+
+    private record DeferredEnd(long dueNanos, long epoch, long lines, TaskState state) {
+    }
     private EventSubscription subscription;
     private final java.util.concurrent.atomic.AtomicLong gaps = new java.util.concurrent.atomic.AtomicLong();
     /** Tasks whose re-read after a gap failed (Redis away): the sweep asks again. */
@@ -55,11 +70,24 @@ public final class TaskWatcher implements AutoCloseable {
     /** Set by {@link #close()}: results waited on from then on fail at once. */
     private volatile boolean closed;
 
+    /** As {@link #TaskWatcher(LeaseCore, Dispatcher, TaskLogManager, BooleanSupplier)} on a master that always leads. */
     public TaskWatcher(LeaseCore core, Dispatcher dispatcher, TaskLogManager logs) {
+        this(core, dispatcher, logs, () -> true);
+    }
+
+    /**
+     * @param leading whether this master leads now: workers send their lines to the leader, so
+     *                the leader ends a log from the end's event at once; any other master (whose
+     *                log directory may be shared with the leader's) ends it only once the
+     *                leader's end can be in the file, after twice the task lease
+     */
+    public TaskWatcher(LeaseCore core, Dispatcher dispatcher, TaskLogManager logs, BooleanSupplier leading) {
         this.core = core;
         this.dispatcher = dispatcher;
         this.logs = logs;
+        this.leading = leading;
         this.sweepMillis = Math.max(10, Math.min(1_000, core.getOptions().getTaskLease().toMillis() / 5));
+        this.deferNanos = core.getOptions().getTaskLease().multipliedBy(2).toNanos();
     }
 
     /** Starts following new events. */
@@ -70,6 +98,10 @@ public final class TaskWatcher implements AutoCloseable {
 
     /** Re-reads the tasks whose re-read after a gap failed. */
     private void sweep() {
+        for (Map.Entry<String, DeferredEnd> due : dueEnds()) {
+            DeferredEnd end = due.getValue();
+            logs.complete(due.getKey(), end.epoch(), end.lines(), end.state());
+        }
         for (String taskId : resultRechecks) {
             if (resultRechecks.remove(taskId)) {
                 recheckResult(taskId);
@@ -79,6 +111,35 @@ public final class TaskWatcher implements AutoCloseable {
             if (logRechecks.remove(taskId)) {
                 recheckLog(taskId);
             }
+        }
+    }
+
+    /** Removes and returns the deferred ends whose time has come. */
+    private List<Map.Entry<String, DeferredEnd>> dueEnds() {
+        List<Map.Entry<String, DeferredEnd>> due = new java.util.ArrayList<>();
+        long now = System.nanoTime();
+        synchronized (deferred) {
+            for (java.util.Iterator<Map.Entry<String, DeferredEnd>> it = deferred.entrySet().iterator(); it.hasNext();) {
+                Map.Entry<String, DeferredEnd> e = it.next();
+                if (now - e.getValue().dueNanos() < 0) {
+                    break;
+                }
+                due.add(Map.entry(e.getKey(), e.getValue()));
+                it.remove();
+            }
+        }
+        return due;
+    }
+
+    /** The end its worker recorded, from its event: the leader ends the log now, another master later. */
+    private void endRecorded(String taskId, long epoch, long lines, TaskState state) {
+        if (leading.getAsBoolean()) {
+            logs.complete(taskId, epoch, lines, state);
+            return;
+        }
+        synchronized (deferred) {
+            deferred.remove(taskId);
+            deferred.put(taskId, new DeferredEnd(System.nanoTime() + deferNanos, epoch, lines, state));
         }
     }
 
@@ -229,7 +290,7 @@ public final class TaskWatcher implements AutoCloseable {
             if (to != null && to.isTerminal()) {
                 String taskId = event.getTaskId();
                 if ("worker".equals(via) && event.getLogLines() >= 0) {
-                    logs.complete(taskId, event.getEpoch(), event.getLogLines(), to);
+                    endRecorded(taskId, event.getEpoch(), event.getLogLines(), to);
                 } else {
                     logs.abandon(taskId, to, event.getReason());
                 }

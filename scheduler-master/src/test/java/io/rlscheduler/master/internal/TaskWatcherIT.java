@@ -163,6 +163,40 @@ class TaskWatcherIT {
         assertThat(lostEnd.getNote()).contains("lines up to 5 did not come within PT1S").contains("holds lines up to 3");
     }
 
+    /**
+     * Two masters share the log directory: the leader ends the log from the event at once; the
+     * other, which does not lead, ends its own follower only twice the task lease later, from the
+     * leader's end in the file, and writes no second end.
+     */
+    @Test
+    void aMasterThatDoesNotLeadEndsASharedLogLaterFromTheLeadersEndAndWritesNoSecond() throws Exception {
+        try (TaskLogManager standbyLogs = newLogs()) {
+            TaskWatcher standby = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(),
+                    starts -> { }, 16), standbyLogs, () -> false);
+            standby.start();
+            try {
+                TaskLease lease = running("shared");
+                assertThat(LogFixtures.await(logs.appendChunks("shared", lease.getEpoch(), LogFixtures.lines(1, 3))))
+                        .isEqualTo(3);
+                LogFollow atLeader = logs.follow("shared", record -> { });
+                LogFollow atStandby = standbyLogs.follow("shared", record -> { });
+                long before = System.nanoTime();
+                finish(lease, 3);
+
+                assertThat(LogFixtures.await(atLeader.whenEnded()).isComplete()).isTrue();
+                LogRecord standbyEnd = LogFixtures.await(atStandby.whenEnded());
+                assertThat(System.nanoTime() - before).as("twice the task lease after the event")
+                        .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
+                assertThat(standbyEnd.isComplete()).isTrue();
+                assertThat(LogFixtures.fileLines(dir.resolve("shared.log")))
+                        .filteredOn(line -> line.startsWith("##RLS_END")).containsExactly(
+                                "##RLS_END state=SUCCEEDED complete=true last=3");
+            } finally {
+                standby.close();
+            }
+        }
+    }
+
     @Test
     void anEndNobodyRecordedALineCountForEndsTheLogAtOnceMarkedIncomplete() throws Exception {
         TaskLease lease = running("t1");
