@@ -76,10 +76,10 @@ public final class LeaderElector {
                     : core.acquireLeadership(masterId, address, lease);
             now = call.get(lease.toMillis(), TimeUnit.MILLISECONDS);
             renewedNanos = sent;
+        } catch (InterruptedException stopping) {
+            Thread.currentThread().interrupt(); // the master is stopping: its timers are shut down
+            return;
         } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
             if (before != null && before.isSelf() && System.nanoTime() - renewedNanos > lease.toNanos()) {
                 log.warn("master {} could not renew its leadership for {}: stepping down ({})", masterId, lease,
                         e.toString());
