@@ -43,6 +43,45 @@ public final class TaskEvent {
         }
     }
 
+    /** Who caused a task event (its field {@code via}). */
+    public enum Via {
+        /** A submission queued the task. */
+        SUBMIT,
+        /** A claim assigned it to a worker. */
+        CLAIM,
+        /** Its worker acknowledged it (it runs) or recorded how its attempt ended. */
+        WORKER,
+        /** A cancel ended it, or (a notice) asked its worker to stop it. */
+        CANCEL,
+        /** The reaper took it back: a lease or the acknowledgement deadline ran out. */
+        REAPER,
+        /** Its worker registered again with a new session, so the old session's task was taken back. */
+        REGISTER,
+        /** A notice: no registered worker could run it, claims pass it over. */
+        PARK,
+        /** A notice: a worker that can run it registered, it is back in its place in the queue. */
+        UNPARK,
+        /** Not a task event, or one that names no cause. */
+        NONE,
+        /** A cause this version does not know (written by a newer one). */
+        OTHER;
+
+        static Via of(String via) {
+            switch (via) {
+                case "submit": return SUBMIT;
+                case "claim": return CLAIM;
+                case "worker": return WORKER;
+                case "cancel": return CANCEL;
+                case "reaper": return REAPER;
+                case "register": return REGISTER;
+                case "park": return PARK;
+                case "unpark": return UNPARK;
+                case "": return NONE;
+                default: return OTHER;
+            }
+        }
+    }
+
     private final String streamId;
     private final Kind kind;
     private final Map<String, String> fields;
@@ -111,9 +150,9 @@ public final class TaskEvent {
         return number("epoch", -1);
     }
 
-    /** Returns who caused a task event (submit, claim, worker, cancel, reaper, register, park, unpark), or "". */
-    public String getVia() {
-        return fields.getOrDefault("via", "");
+    /** Returns who caused a task event; {@link Via#NONE} for other events. */
+    public Via getVia() {
+        return Via.of(fields.getOrDefault("via", ""));
     }
 
     /** Returns the reason a task event gives (an attempt's error, for a failed end), or "". */

@@ -125,6 +125,8 @@ class EventStreamIT {
         assertThat(t1).extracting(TaskEvent::getTo)
                 .containsExactly(TaskState.QUEUED, TaskState.ASSIGNED, TaskState.RUNNING, TaskState.SUCCEEDED);
         assertThat(t1).extracting(e -> e.getFields().get("from")).containsExactly("", "QUEUED", "ASSIGNED", "RUNNING");
+        assertThat(t1).extracting(TaskEvent::getVia).containsExactly(TaskEvent.Via.SUBMIT, TaskEvent.Via.CLAIM,
+                TaskEvent.Via.WORKER, TaskEvent.Via.WORKER);
         String epoch = Long.toString(a.getEpoch());
         assertThat(t1).extracting(e -> e.getFields().get("epoch")).containsExactly("0", epoch, epoch, epoch);
         assertThat(t1).extracting(e -> e.getFields().get("worker")).containsExactly("", "w1", "w1", "w1");
@@ -157,7 +159,7 @@ class EventStreamIT {
         awaitEvents(events, "paired", 4);
         TaskEvent end = ofTask(events, "alone").get(3);
         assertThat(end.getTo()).isEqualTo(TaskState.SUCCEEDED);
-        assertThat(end.getVia()).isEqualTo("worker");
+        assertThat(end.getVia()).isEqualTo(io.rlscheduler.core.TaskEvent.Via.WORKER);
         assertThat(end.getLogLines()).isEqualTo(42);
         assertThat(end.getExitCode()).isZero();
         assertThat(end.getEpoch()).isEqualTo(alone.getEpoch());

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.rlscheduler.core.internal.Assignment;
 import io.rlscheduler.core.internal.ClaimResult;
 import io.rlscheduler.core.internal.ClaimStatus;
+import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.core.internal.SubmitAndClaimResult;
 import io.rlscheduler.core.internal.SubmitResult;
@@ -258,8 +259,8 @@ public final class Dispatcher {
     }
 
     /** A QUEUED event from the event stream: a signal, unless it is of this master's own submission. */
-    public void queuedEvent(String taskId, String via) {
-        if ("submit".equals(via) && ownSubmissions.remove(taskId)) {
+    public void queuedEvent(String taskId, TaskEvent.Via via) {
+        if (via == TaskEvent.Via.SUBMIT && ownSubmissions.remove(taskId)) {
             return;
         }
         taskQueued();

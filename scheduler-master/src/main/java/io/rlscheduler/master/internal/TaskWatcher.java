@@ -286,10 +286,10 @@ public final class TaskWatcher implements AutoCloseable {
             onGap(event);
         } else if (event.getKind() == TaskEvent.Kind.TASK) {
             TaskState to = event.getTo();
-            String via = event.getVia();
+            TaskEvent.Via via = event.getVia();
             if (to != null && to.isTerminal()) {
                 String taskId = event.getTaskId();
-                if ("worker".equals(via) && event.getLogLines() >= 0) {
+                if (via == TaskEvent.Via.WORKER && event.getLogLines() >= 0) {
                     endRecorded(taskId, event.getEpoch(), event.getLogLines(), to);
                 } else {
                     logs.abandon(taskId, to, event.getReason());
