@@ -309,7 +309,13 @@ class EndToEndIT {
             assertThat(usage.getGpus().get(1).getIndex()).isEqualTo(1);
             assertThat(usage.getCpuCount()).isPositive();
             assertThat(usage.getMemoryTotalBytes()).isPositive();
-            TaskHandle run = cluster.master.submit(probeHolding("on-detected", 1));
+            assertThat(usage.getSentAtMillis()).as("the worker's clock, here the master's").isPositive()
+                    .isLessThanOrEqualTo(usage.getReceivedAtMillis() + 60_000);
+            TaskHandle run = cluster.master.submit(probeHolding("on-detected", 3));
+            // While it runs, the heartbeats name the attempt and the lines it has printed.
+            await().atMost(Duration.ofSeconds(10)).until(() -> cluster.master.health().getWorkerUsage().stream()
+                    .filter(u -> u.getWorkerId().equals("detected")).flatMap(u -> u.getRunning().stream())
+                    .anyMatch(r -> r.getTaskId().equals("on-detected") && r.getAttempt() == 1 && r.getEpoch() > 0));
             assertThat(result(run).getState()).isEqualTo(TaskState.SUCCEEDED);
             assertThat(probeOf("on-detected").get("cuda").asText()).isIn("0", "1");
         } finally {

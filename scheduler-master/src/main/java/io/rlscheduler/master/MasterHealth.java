@@ -91,12 +91,13 @@ final class MasterHealth {
                 gpus.add(new WorkerUsage.Gpu(g.getIndex(), g.getUuid(), g.getName(), g.getMemoryTotalBytes(),
                         g.getMemoryUsedBytes(), g.getUtilizationPercent()));
             }
-            List<String> running = new ArrayList<>(hb.getRunningTasksCount());
+            List<WorkerUsage.Running> running = new ArrayList<>(hb.getRunningTasksCount());
             for (RunningTask t : hb.getRunningTasksList()) {
-                running.add(t.getTaskId());
+                running.add(new WorkerUsage.Running(t.getTaskId(), t.getEpoch(), t.getAttempt(), t.getLastLogSequence()));
             }
-            usage.add(new WorkerUsage(w.getWorkerId(), w.getSessionId(), w.getLastHeartbeatAtMillis(), r.getCpuCount(),
-                    r.getCpuSlots(), r.getCpuLoad(), r.getMemoryTotalBytes(), r.getMemoryUsedBytes(), gpus, running));
+            usage.add(new WorkerUsage(w.getWorkerId(), w.getSessionId(), w.getLastHeartbeatAtMillis(), hb.getSentAtUnixMs(),
+                    r.getCpuCount(), r.getCpuSlots(), r.getCpuLoad(), r.getMemoryTotalBytes(), r.getMemoryUsedBytes(), gpus,
+                    running));
         }
         usage.sort(Comparator.comparing(WorkerUsage::getWorkerId));
         return usage;
