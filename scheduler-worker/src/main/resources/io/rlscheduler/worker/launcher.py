@@ -75,6 +75,8 @@ USAGE = ("usage: launcher.py [--grace SECONDS] [--pgid-file PATH] [--no-stdin-wa
 # JVM thaws; the task's group is gone by then, so waiting holds nothing but this process. A JVM
 # that died closed the pipe: the write fails at once.
 LOG_FLUSH_S = 60.0
+# How long a kill waits for its own diagnostic to be written first (see kill_group).
+KILL_LOG_WAIT_S = 0.2
 _log_queue = queue.Queue()
 _log_thread = None
 
@@ -84,6 +86,9 @@ def _write_logs():
         message = _log_queue.get()
         if message is None:
             return
+        if isinstance(message, threading.Event):
+            message.set()  # everything queued before it is written
+            continue
         data = message.encode("utf-8", "replace")
         try:
             while data:
@@ -111,6 +116,14 @@ def write_stderr(text):
         _log_thread = threading.Thread(target=_write_logs, name="rls-launcher-log", daemon=True)
         _log_thread.start()
     _log_queue.put(text)
+
+
+def await_log(timeout):
+    """Waits until the diagnostics queued so far are written, at most timeout seconds."""
+    if _log_thread is not None:
+        written = threading.Event()
+        _log_queue.put(written)
+        written.wait(timeout)
 
 
 def flush_log(timeout=LOG_FLUSH_S):
@@ -337,6 +350,10 @@ class Supervisor:
         # The keepalive fence line on a line of its own (at the cost of an empty stderr line
         # when the task's output did end its line): the worker reads why the task stopped from it.
         log("%s: sending SIGTERM to process group %d" % (why, self.pgid), own_line=why.startswith("no keepalive"))
+        # Written before the task hears of the signal, so it cannot land inside a line the task
+        # writes as it stops; waited for at most KILL_LOG_WAIT_S, so a full pipe (a frozen JVM)
+        # still does not hold the kill up.
+        await_log(KILL_LOG_WAIT_S)
         try:
             # killpg rather than one kill per member: it is atomic with respect to
             # fork, so a process forking right now cannot produce an unsignalled child.
