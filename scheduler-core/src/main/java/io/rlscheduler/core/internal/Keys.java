@@ -69,6 +69,16 @@ public final class Keys {
         return prefix + "leader";
     }
 
+    /** Returns the list of a task's committed checkpoints, newest first (checkpoint.lua). */
+    public String checkpoints(String taskId) {
+        return prefix + "checkpoints:" + taskId;
+    }
+
+    /** Returns the hash of what each attempt of a task resumed from (checkpoint.lua). */
+    public String restores(String taskId) {
+        return prefix + "restores:" + taskId;
+    }
+
     /** Returns the key keeping the answer of one claim request, for replays. */
     public String claimRequest(String requestId) {
         return prefix + "request:claim:" + requestId;

@@ -102,6 +102,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ScriptBatcher<String[]> submits;
     private final ScriptBatcher<String[]> acks;
     private final ScriptBatcher<String[]> finishes;
+    private final CheckpointRecords checkpoints;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -123,6 +124,7 @@ public final class LeaseCore implements AutoCloseable {
         this.submits = new ScriptBatcher<>("submit", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runSubmits, Replies::parse);
         this.acks = new ScriptBatcher<>("ack", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runAcks, Replies::parse);
         this.finishes = new ScriptBatcher<>("finish", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runFinishes, Replies::parse);
+        this.checkpoints = new CheckpointRecords(redis, keys);
     }
 
     /**
@@ -141,6 +143,11 @@ public final class LeaseCore implements AutoCloseable {
         return core;
     }
 
+    /** Returns the Redis side of checkpoints, on this core's connection. */
+    public CheckpointRecords checkpoints() {
+        return checkpoints;
+    }
+
     /** Returns the core's settings. */
     public CoreOptions getOptions() {
         return options;
@@ -154,7 +161,7 @@ public final class LeaseCore implements AutoCloseable {
     private void loadScripts() {
         try {
             for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
-                    REMOVE_WORKER)) {
+                    REMOVE_WORKER, CheckpointRecords.CHECKPOINT)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {

@@ -1,0 +1,103 @@
+package io.rlscheduler.core.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.rlscheduler.core.TaskLease;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The Redis side of checkpoints: the fenced move of a task's "latest checkpoint" pointer
+ * (checkpoint.lua), the list of committed checkpoints, and the notes of what each attempt resumed
+ * from. Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe as it is.
+ */
+public final class CheckpointRecords {
+
+    static final LuaScript CHECKPOINT = LuaScript.load("checkpoint");
+
+    private final RedisAsyncCommands<String, String> redis;
+    private final Keys keys;
+
+    CheckpointRecords(RedisAsyncCommands<String, String> redis, Keys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    /**
+     * Moves the task's latest-checkpoint pointer to a checkpoint whose files and manifest are
+     * stored, if the attempt holds the task at {@code lease}'s epoch and the checkpoint is newer
+     * than the latest; keeps the newest {@code keep} and returns the ones dropped.
+     *
+     * @param attempt     the attempt's number
+     * @param number      the checkpoint's number within the attempt, from 1
+     * @param manifestKey the manifest's key in the store
+     * @param sha256      the manifest's SHA-256
+     * @param bytes       the files' total size
+     * @param files       how many files
+     * @param keep        how many committed checkpoints to keep, at least 1
+     */
+    public CompletableFuture<CheckpointCommit> commit(TaskLease lease, String workerId, String sessionId, int attempt,
+                                                      int number, String manifestKey, String sha256, long bytes,
+                                                      int files, int keep) {
+        if (number < 1 || keep < 1 || bytes < 0 || files < 0) {
+            throw new IllegalArgumentException("number and keep must be 1 or more, bytes and files 0 or more");
+        }
+        return CHECKPOINT.run(redis, keysOf(lease.getTaskId()), "commit", lease.getTaskId(), Long.toString(lease.getEpoch()),
+                Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
+                Integer.toString(attempt), Integer.toString(number), manifestKey, sha256, Long.toString(bytes),
+                Integer.toString(files), Integer.toString(keep)).thenApply(CheckpointRecords::commitResult);
+    }
+
+    private static CheckpointCommit commitResult(String reply) {
+        JsonNode r = Replies.parse(reply);
+        String code = r.get("r").asText();
+        List<CheckpointEntry> evicted = new ArrayList<>();
+        for (JsonNode e : r.path("evicted")) {
+            evicted.add(CheckpointEntry.parse(e.asText()));
+        }
+        CheckpointCommit.Status status = switch (code) {
+            case "OK" -> CheckpointCommit.Status.COMMITTED;
+            default -> CheckpointCommit.Status.valueOf(code);
+        };
+        String id = r.has("id") ? r.get("id").asText() : r.path("latest").asText("");
+        return new CheckpointCommit(status, id, List.copyOf(evicted), Replies.epoch(r.get("epoch")));
+    }
+
+    /** Returns the task's committed checkpoints, newest first (empty for none or an unknown task). */
+    public CompletableFuture<List<CheckpointEntry>> committed(String taskId) {
+        return RedisFailures.translated(redis.lrange(keys.checkpoints(taskId), 0, -1), redis.getStatefulConnection().getTimeout())
+                .thenApply(list -> list.stream().map(CheckpointEntry::parse).toList());
+    }
+
+    /**
+     * Notes what an attempt resumed from (a JSON object: the checkpoint, and the ones skipped and
+     * why), fenced as a commit is.
+     *
+     * @return whether it was written (false: the attempt does not hold the task)
+     */
+    public CompletableFuture<Boolean> noteRestore(TaskLease lease, String workerId, String sessionId, int attempt,
+                                                  String noteJson) {
+        Replies.parse(noteJson);
+        return CHECKPOINT.run(redis, keysOf(lease.getTaskId()), "restored", lease.getTaskId(),
+                        Long.toString(lease.getEpoch()), workerId, sessionId, Integer.toString(attempt), noteJson)
+                .thenApply(reply -> "OK".equals(Replies.parse(reply).get("r").asText()));
+    }
+
+    /** Returns the notes of what each attempt resumed from: attempt number to JSON object text, ascending. */
+    public CompletableFuture<Map<Integer, String>> restores(String taskId) {
+        return RedisFailures.translated(redis.hgetall(keys.restores(taskId)), redis.getStatefulConnection().getTimeout())
+                .thenApply(all -> {
+                    Map<Integer, String> out = new TreeMap<>();
+                    all.forEach((k, v) -> out.put(Integer.parseInt(k), v));
+                    return out;
+                });
+    }
+
+    private String[] keysOf(String taskId) {
+        return keys.coreAnd(keys.checkpoints(taskId), keys.restores(taskId));
+    }
+}

@@ -1,0 +1,135 @@
+package io.rlscheduler.core.internal;
+
+import static io.rlscheduler.core.internal.CoreFixture.join;
+import static io.rlscheduler.core.internal.CoreFixture.requestId;
+import static io.rlscheduler.core.internal.CoreFixture.task;
+import static io.rlscheduler.core.internal.CoreFixture.worker;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The fenced, forward-only move of a task's latest-checkpoint pointer (checkpoint.lua) against a real Redis. */
+class CheckpointRecordsIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private LeaseCore core;
+    private CheckpointRecords checkpoints;
+
+    @BeforeEach
+    void open(RedisClient client, RedisNamespace ns) {
+        core = CoreFixture.core(client, ns);
+        checkpoints = core.checkpoints();
+    }
+
+    @AfterEach
+    void close() {
+        core.close();
+    }
+
+    /** Registers w1 (session s), submits and claims task t, acknowledges it; returns its lease. */
+    private TaskLease running(String worker, String session) {
+        join(core.register(worker(worker, session)));
+        join(core.submit(task("t", 0)));
+        Assignment a = join(core.claim(worker, session, 1, requestId())).getAssignments().get(0);
+        TaskLease lease = new TaskLease(a.getTaskId(), a.getEpoch());
+        assertThat(join(core.acknowledge(lease, worker, session)).isAccepted()).isTrue();
+        return lease;
+    }
+
+    private CheckpointCommit commit(TaskLease lease, String worker, String session, int n, int keep) {
+        return join(checkpoints.commit(lease, worker, session, 1, n, "tasks/t/checkpoints/e" + lease.getEpoch() + "-" + n
+                + ".manifest.json", "ab".repeat(32), 100L * n, n, keep));
+    }
+
+    @Test
+    void theHolderMovesThePointerForwardOnlyAndAReplayChangesNothing() {
+        TaskLease lease = running("w1", "s");
+        assertThat(join(checkpoints.committed("t"))).isEmpty();
+        assertThat(commit(lease, "w1", "s", 1, 5).status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
+        CheckpointCommit second = commit(lease, "w1", "s", 2, 5);
+        assertThat(second.status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
+        assertThat(second.id()).isEqualTo("e" + lease.getEpoch() + "-2");
+
+        assertThat(commit(lease, "w1", "s", 2, 5).status()).isEqualTo(CheckpointCommit.Status.DUPLICATE);
+        CheckpointCommit behind = commit(lease, "w1", "s", 1, 5);
+        assertThat(behind.status()).isEqualTo(CheckpointCommit.Status.BEHIND);
+        assertThat(behind.id()).isEqualTo(second.id());
+
+        List<CheckpointEntry> list = join(checkpoints.committed("t"));
+        assertThat(list).extracting(CheckpointEntry::number).containsExactly(2, 1);
+        CheckpointEntry newest = list.get(0);
+        assertThat(newest.epoch()).isEqualTo(lease.getEpoch());
+        assertThat(newest.bytes()).isEqualTo(200);
+        assertThat(newest.files()).isEqualTo(2);
+        assertThat(newest.workerId()).isEqualTo("w1");
+        assertThat(newest.manifestKey()).endsWith("-2.manifest.json");
+    }
+
+    @Test
+    void writesOfAnAttemptThatDoesNotHoldTheTaskAreRefusedAndChangeNothing() {
+        TaskLease lease = running("w1", "s");
+        commit(lease, "w1", "s", 1, 5);
+        join(core.register(worker("w2", "s2")));
+        assertThat(commit(new TaskLease("t", lease.getEpoch() + 1), "w1", "s", 2, 5).status())
+                .isEqualTo(CheckpointCommit.Status.STALE);
+        assertThat(commit(lease, "w2", "s2", 2, 5).status()).isEqualTo(CheckpointCommit.Status.STALE);
+        assertThat(commit(lease, "w1", "other-session", 2, 5).status()).isEqualTo(CheckpointCommit.Status.WRONG_SESSION);
+        assertThat(join(checkpoints.commit(new TaskLease("nope", 1), "w1", "s", 1, 1, "k", "x", 1, 1, 1)).status())
+                .isEqualTo(CheckpointCommit.Status.UNKNOWN_TASK);
+        assertThat(join(checkpoints.noteRestore(new TaskLease("t", lease.getEpoch() + 1), "w1", "s", 1, "{}"))).isFalse();
+        assertThat(join(checkpoints.committed("t"))).extracting(CheckpointEntry::number).containsExactly(1);
+        assertThat(join(checkpoints.restores("t"))).isEmpty();
+    }
+
+    @Test
+    void anAttemptWhoseTaskWasTakenBackCannotCommitButTheNextAttemptGoesOnFromItsCheckpoints() {
+        TaskLease first = running("w1", "s");
+        commit(first, "w1", "s", 1, 5);
+        // The worker restarts with a new session: its task is taken back and re-queued.
+        assertThat(join(core.register(worker("w1", "s-new"))).getRequeued()).containsExactly("t");
+        assertThat(commit(first, "w1", "s", 2, 5).status()).isEqualTo(CheckpointCommit.Status.STALE);
+
+        join(core.register(worker("w2", "s2")));
+        Assignment a = join(core.claim("w2", "s2", 1, requestId())).getAssignments().get(0);
+        TaskLease second = new TaskLease("t", a.getEpoch());
+        assertThat(second.getEpoch()).isGreaterThan(first.getEpoch());
+        join(core.acknowledge(second, "w2", "s2"));
+        assertThat(join(checkpoints.noteRestore(second, "w2", "s2", 2, "{\"from\":\"e" + first.getEpoch() + "-1\"}"))).isTrue();
+        // Number 1 of a later epoch is newer than number 1 of an earlier one.
+        assertThat(join(checkpoints.commit(second, "w2", "s2", 2, 1, "m", "cd".repeat(32), 5, 1, 5)).status())
+                .isEqualTo(CheckpointCommit.Status.COMMITTED);
+        assertThat(join(checkpoints.committed("t"))).extracting(CheckpointEntry::epoch)
+                .containsExactly(second.getEpoch(), first.getEpoch());
+        assertThat(join(checkpoints.restores("t"))).containsOnlyKeys(2);
+    }
+
+    @Test
+    void theNewestAreKeptAndTheDroppedOnesReturnedForDeletion() {
+        TaskLease lease = running("w1", "s");
+        commit(lease, "w1", "s", 1, 2);
+        commit(lease, "w1", "s", 2, 2);
+        CheckpointCommit third = commit(lease, "w1", "s", 3, 2);
+        assertThat(third.evicted()).extracting(CheckpointEntry::number).containsExactly(1);
+        assertThat(join(checkpoints.committed("t"))).extracting(CheckpointEntry::number).containsExactly(3, 2);
+        assertThat(commit(lease, "w1", "s", 4, 2).evicted()).extracting(CheckpointEntry::manifestKey)
+                .containsExactly("tasks/t/checkpoints/e" + lease.getEpoch() + "-2.manifest.json");
+    }
+
+    @Test
+    void theLastCommitOfAnAttemptThatEndedIsStillItsToMake() {
+        TaskLease lease = running("w1", "s");
+        join(core.finish(lease, "w1", "s", TaskState.FAILED, 1, "boom", null));
+        assertThat(commit(lease, "w1", "s", 1, 5).status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
+    }
+}
