@@ -64,6 +64,11 @@ public final class Keys {
         return prefix + "owner:" + owner;
     }
 
+    /** Returns the hash of settings the masters publish for every process of the namespace (the artifact store). */
+    public String config() {
+        return prefix + "config";
+    }
+
     /** Returns the hash holding the masters' leadership lease. */
     public String leader() {
         return prefix + "leader";

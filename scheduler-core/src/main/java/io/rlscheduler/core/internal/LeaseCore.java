@@ -102,7 +102,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ScriptBatcher<String[]> submits;
     private final ScriptBatcher<String[]> acks;
     private final ScriptBatcher<String[]> finishes;
-    private final CheckpointRecords checkpoints;
+    private final ArtifactRecords artifacts;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -124,7 +124,7 @@ public final class LeaseCore implements AutoCloseable {
         this.submits = new ScriptBatcher<>("submit", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runSubmits, Replies::parse);
         this.acks = new ScriptBatcher<>("ack", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runAcks, Replies::parse);
         this.finishes = new ScriptBatcher<>("finish", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runFinishes, Replies::parse);
-        this.checkpoints = new CheckpointRecords(redis, keys);
+        this.artifacts = new ArtifactRecords(redis, keys);
     }
 
     /**
@@ -143,9 +143,9 @@ public final class LeaseCore implements AutoCloseable {
         return core;
     }
 
-    /** Returns the Redis side of checkpoints, on this core's connection. */
-    public CheckpointRecords checkpoints() {
-        return checkpoints;
+    /** Returns the Redis side of run artifacts (checkpoints, the store's location), on this core's connection. */
+    public ArtifactRecords artifacts() {
+        return artifacts;
     }
 
     /** Returns the core's settings. */
@@ -161,7 +161,7 @@ public final class LeaseCore implements AutoCloseable {
     private void loadScripts() {
         try {
             for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
-                    REMOVE_WORKER, CheckpointRecords.CHECKPOINT)) {
+                    REMOVE_WORKER, ArtifactRecords.CHECKPOINT)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {

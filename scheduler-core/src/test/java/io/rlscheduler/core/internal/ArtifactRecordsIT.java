@@ -17,19 +17,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The fenced, forward-only move of a task's latest-checkpoint pointer (checkpoint.lua) against a real Redis. */
-class CheckpointRecordsIT {
+/** The fenced, forward-only move of a task's latest-checkpoint pointer (checkpoint.lua), and the published store, against a real Redis. */
+class ArtifactRecordsIT {
 
     @RegisterExtension
     static RedisExtension redis = new RedisExtension();
 
     private LeaseCore core;
-    private CheckpointRecords checkpoints;
+    private ArtifactRecords artifacts;
 
     @BeforeEach
     void open(RedisClient client, RedisNamespace ns) {
         core = CoreFixture.core(client, ns);
-        checkpoints = core.checkpoints();
+        artifacts = core.artifacts();
     }
 
     @AfterEach
@@ -48,14 +48,14 @@ class CheckpointRecordsIT {
     }
 
     private CheckpointCommit commit(TaskLease lease, String worker, String session, int n, int keep) {
-        return join(checkpoints.commit(lease, worker, session, 1, n, "tasks/t/checkpoints/e" + lease.getEpoch() + "-" + n
+        return join(artifacts.commit(lease, worker, session, 1, n, "tasks/t/checkpoints/e" + lease.getEpoch() + "-" + n
                 + ".manifest.json", "ab".repeat(32), 100L * n, n, keep));
     }
 
     @Test
     void theHolderMovesThePointerForwardOnlyAndAReplayChangesNothing() {
         TaskLease lease = running("w1", "s");
-        assertThat(join(checkpoints.committed("t"))).isEmpty();
+        assertThat(join(artifacts.committed("t"))).isEmpty();
         assertThat(commit(lease, "w1", "s", 1, 5).status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
         CheckpointCommit second = commit(lease, "w1", "s", 2, 5);
         assertThat(second.status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
@@ -66,7 +66,7 @@ class CheckpointRecordsIT {
         assertThat(behind.status()).isEqualTo(CheckpointCommit.Status.BEHIND);
         assertThat(behind.id()).isEqualTo(second.id());
 
-        List<CheckpointEntry> list = join(checkpoints.committed("t"));
+        List<CheckpointEntry> list = join(artifacts.committed("t"));
         assertThat(list).extracting(CheckpointEntry::number).containsExactly(2, 1);
         CheckpointEntry newest = list.get(0);
         assertThat(newest.epoch()).isEqualTo(lease.getEpoch());
@@ -85,11 +85,11 @@ class CheckpointRecordsIT {
                 .isEqualTo(CheckpointCommit.Status.STALE);
         assertThat(commit(lease, "w2", "s2", 2, 5).status()).isEqualTo(CheckpointCommit.Status.STALE);
         assertThat(commit(lease, "w1", "other-session", 2, 5).status()).isEqualTo(CheckpointCommit.Status.WRONG_SESSION);
-        assertThat(join(checkpoints.commit(new TaskLease("nope", 1), "w1", "s", 1, 1, "k", "x", 1, 1, 1)).status())
+        assertThat(join(artifacts.commit(new TaskLease("nope", 1), "w1", "s", 1, 1, "k", "x", 1, 1, 1)).status())
                 .isEqualTo(CheckpointCommit.Status.UNKNOWN_TASK);
-        assertThat(join(checkpoints.noteRestore(new TaskLease("t", lease.getEpoch() + 1), "w1", "s", 1, "{}"))).isFalse();
-        assertThat(join(checkpoints.committed("t"))).extracting(CheckpointEntry::number).containsExactly(1);
-        assertThat(join(checkpoints.restores("t"))).isEmpty();
+        assertThat(join(artifacts.noteRestore(new TaskLease("t", lease.getEpoch() + 1), "w1", "s", 1, "{}"))).isFalse();
+        assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::number).containsExactly(1);
+        assertThat(join(artifacts.restores("t"))).isEmpty();
     }
 
     @Test
@@ -105,13 +105,13 @@ class CheckpointRecordsIT {
         TaskLease second = new TaskLease("t", a.getEpoch());
         assertThat(second.getEpoch()).isGreaterThan(first.getEpoch());
         join(core.acknowledge(second, "w2", "s2"));
-        assertThat(join(checkpoints.noteRestore(second, "w2", "s2", 2, "{\"from\":\"e" + first.getEpoch() + "-1\"}"))).isTrue();
+        assertThat(join(artifacts.noteRestore(second, "w2", "s2", 2, "{\"from\":\"e" + first.getEpoch() + "-1\"}"))).isTrue();
         // Number 1 of a later epoch is newer than number 1 of an earlier one.
-        assertThat(join(checkpoints.commit(second, "w2", "s2", 2, 1, "m", "cd".repeat(32), 5, 1, 5)).status())
+        assertThat(join(artifacts.commit(second, "w2", "s2", 2, 1, "m", "cd".repeat(32), 5, 1, 5)).status())
                 .isEqualTo(CheckpointCommit.Status.COMMITTED);
-        assertThat(join(checkpoints.committed("t"))).extracting(CheckpointEntry::epoch)
+        assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::epoch)
                 .containsExactly(second.getEpoch(), first.getEpoch());
-        assertThat(join(checkpoints.restores("t"))).containsOnlyKeys(2);
+        assertThat(join(artifacts.restores("t"))).containsOnlyKeys(2);
     }
 
     @Test
@@ -121,7 +121,7 @@ class CheckpointRecordsIT {
         commit(lease, "w1", "s", 2, 2);
         CheckpointCommit third = commit(lease, "w1", "s", 3, 2);
         assertThat(third.evicted()).extracting(CheckpointEntry::number).containsExactly(1);
-        assertThat(join(checkpoints.committed("t"))).extracting(CheckpointEntry::number).containsExactly(3, 2);
+        assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::number).containsExactly(3, 2);
         assertThat(commit(lease, "w1", "s", 4, 2).evicted()).extracting(CheckpointEntry::manifestKey)
                 .containsExactly("tasks/t/checkpoints/e" + lease.getEpoch() + "-2.manifest.json");
     }
@@ -131,5 +131,13 @@ class CheckpointRecordsIT {
         TaskLease lease = running("w1", "s");
         join(core.finish(lease, "w1", "s", TaskState.FAILED, 1, "boom", null));
         assertThat(commit(lease, "w1", "s", 1, 5).status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
+    }
+
+    @Test
+    void theStoreTheMastersPublishIsReadBack() {
+        assertThat(join(artifacts.publishedStore())).isNull();
+        assertThat(join(artifacts.publishStore("file:/srv/runs/"))).isNull();
+        assertThat(join(artifacts.publishStore("s3://lab/runs"))).isEqualTo("file:/srv/runs/");
+        assertThat(join(artifacts.publishedStore())).isEqualTo("s3://lab/runs");
     }
 }

@@ -11,20 +11,42 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The Redis side of checkpoints: the fenced move of a task's "latest checkpoint" pointer
- * (checkpoint.lua), the list of committed checkpoints, and the notes of what each attempt resumed
- * from. Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe as it is.
+ * The Redis side of run artifacts: where the artifact store is (published by the masters, read by
+ * workers that have no store of their own), the fenced move of a task's "latest checkpoint"
+ * pointer (checkpoint.lua), the list of committed checkpoints, and the notes of what each attempt
+ * resumed from. Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe
+ * as it is.
  */
-public final class CheckpointRecords {
+public final class ArtifactRecords {
 
     static final LuaScript CHECKPOINT = LuaScript.load("checkpoint");
 
     private final RedisAsyncCommands<String, String> redis;
     private final Keys keys;
 
-    CheckpointRecords(RedisAsyncCommands<String, String> redis, Keys keys) {
+    ArtifactRecords(RedisAsyncCommands<String, String> redis, Keys keys) {
         this.redis = redis;
         this.keys = keys;
+    }
+
+    /** The field of the namespace's config hash naming the artifact store's URI. */
+    static final String STORE_FIELD = "artifact_store";
+
+    /**
+     * Publishes the artifact store's URI (no credentials in it) for the workers of this namespace;
+     * returns the URI published before, or null for none. The masters publish theirs at start.
+     */
+    public CompletableFuture<String> publishStore(String uri) {
+        Objects.requireNonNull(uri, "uri");
+        CompletableFuture<String> before = RedisFailures.translated(redis.hget(keys.config(), STORE_FIELD),
+                redis.getStatefulConnection().getTimeout());
+        return before.thenCompose(old -> RedisFailures.translated(redis.hset(keys.config(), STORE_FIELD, uri),
+                redis.getStatefulConnection().getTimeout()).thenApply(ignored -> old));
+    }
+
+    /** Returns the artifact store's URI the masters published, or null when none did. */
+    public CompletableFuture<String> publishedStore() {
+        return RedisFailures.translated(redis.hget(keys.config(), STORE_FIELD), redis.getStatefulConnection().getTimeout());
     }
 
     /**
@@ -49,7 +71,7 @@ public final class CheckpointRecords {
         return CHECKPOINT.run(redis, keysOf(lease.getTaskId()), "commit", lease.getTaskId(), Long.toString(lease.getEpoch()),
                 Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                 Integer.toString(attempt), Integer.toString(number), manifestKey, sha256, Long.toString(bytes),
-                Integer.toString(files), Integer.toString(keep)).thenApply(CheckpointRecords::commitResult);
+                Integer.toString(files), Integer.toString(keep)).thenApply(ArtifactRecords::commitResult);
     }
 
     private static CheckpointCommit commitResult(String reply) {
