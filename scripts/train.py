@@ -24,6 +24,8 @@ Environment (set by the worker; all optional):
   RLS_PARAMS_FILE            JSON parameters (see above)
 Output (stdout, flushed per line):
   RLS_METRIC {"episode":12,"reward":-3.0,...}   one compact JSON object per line
+  RLS_CHECKPOINT {}                              after each checkpoint is saved: the worker
+                                                 commits the checkpoint directory to the store
   human-readable progress lines (never starting with RLS_METRIC)
 Exit codes: 0 done, 2 bad parameters (message on stderr).
 """
@@ -41,6 +43,7 @@ import time
 CHECKPOINT_FORMAT = "rls-train-checkpoint/1"
 CHECKPOINT_NAME = "checkpoint.json"
 METRIC_PREFIX = "RLS_METRIC "
+CHECKPOINT_LINE = "RLS_CHECKPOINT {}"
 
 ENV_ALGO = {"gridworld": "q-learning", "cartpole": "reinforce"}
 ALGO_ENV = {algo: env for env, algo in ENV_ALGO.items()}
@@ -658,6 +661,9 @@ def main(argv=None, environ=None):
             # before its end is recorded does not train again: its retry resumes at the end.
             if ck_every > 0 and (episode % ck_every == 0 or episode == episodes):
                 save_checkpoint(episode)
+                # One file replaced atomically: the whole directory is a consistent checkpoint,
+                # and this line has the worker commit it to the artifact store.
+                print(CHECKPOINT_LINE, flush=True)
             if params["episode_delay"] > 0:
                 time.sleep(params["episode_delay"])
 

@@ -22,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
  *  CPU slots      --cpu-slots   RLS_CPU_SLOTS   number of processors
  *  script root    --scripts     RLS_SCRIPTS     scripts
  *  run root       --runs        RLS_RUNS        runs
+ *  artifact store --store       RLS_STORE       the one the masters publish (file:/srv/runs, s3://bucket/prefix)
  *  namespace      --namespace   RLS_NAMESPACE   rls
  *  leases (ms)    --heartbeat-ms, --liveness-ms, --task-lease-ms, --ack-timeout-ms (RLS_HEARTBEAT_MS, ...)
  *                 10000/30000/120000/30000; must equal the masters'
@@ -46,6 +47,10 @@ public final class WorkerMain {
                 .runRoot(Path.of(s.get("runs", "runs")))
                 .killGrace(s.millis("kill-grace-ms", io.rlscheduler.worker.WorkerOptions.DEFAULT_KILL_GRACE))
                 .coreOptions(s.coreOptions());
+        String store = s.get("store", null);
+        if (store != null) {
+            builder.artifacts(io.rlscheduler.worker.ArtifactOptions.builder().store(store).build());
+        }
         String gpus = s.get("gpus", null);
         if (gpus != null) {
             List<Integer> ids = new ArrayList<>();

@@ -24,6 +24,9 @@ import io.rlscheduler.worker.internal.MasterLink;
 import io.rlscheduler.worker.internal.MessageRouter;
 import io.rlscheduler.worker.internal.ResourceProbe;
 import io.rlscheduler.worker.internal.WorkerRuntime;
+import io.rlscheduler.worker.internal.artifacts.WorkerArtifacts;
+import io.rlscheduler.store.ArtifactStore;
+import io.rlscheduler.store.ArtifactStores;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,9 +101,14 @@ public final class SchedulerWorker implements AutoCloseable {
     private ScheduledThreadPoolExecutor timers;
     private ExecutorService taskThreads;
     private volatile AttemptRunner runner;
+    private WorkerArtifacts artifacts;
+    /** The host application's store, or null; never closed by the worker. */
+    private final ArtifactStore userStore;
 
-    private SchedulerWorker(WorkerOptions options, RedisClient userClient, TaskExecutor userExecutor) {
+    private SchedulerWorker(WorkerOptions options, RedisClient userClient, TaskExecutor userExecutor,
+                            ArtifactStore userStore) {
         this.options = options;
+        this.userStore = userStore;
         this.lifecycle = new Lifecycle("worker " + options.getWorkerId());
         this.ownClient = userClient == null ? ownClient(options.getRedisUri().orElseThrow()) : null;
         this.client = ownClient != null ? ownClient.client() : userClient;
@@ -209,9 +217,10 @@ public final class SchedulerWorker implements AutoCloseable {
                     options.getReconnectMax(), options.getCoreOptions().getHeartbeatInterval());
             WorkerRuntime runtime = new WorkerRuntime(options, sessionId, core, link, group, timers, taskThreads);
 
+            artifacts = openArtifacts();
             LogShipper shipper = new LogShipper(runtime, attempts);
             runner = new AttemptRunner(runtime, attempts, executor, runDirectories, shipper,
-                    new EndRecorder(runtime), fenceAfter, lifecycle::isRunning);
+                    new EndRecorder(runtime), fenceAfter, lifecycle::isRunning, artifacts);
             LeaseKeeper leases = new LeaseKeeper(runtime, registration, attempts, probe, runner::stop);
 
             leases.start();
@@ -227,6 +236,28 @@ public final class SchedulerWorker implements AutoCloseable {
             }
             throw new SchedulerException("worker " + id + " failed to start: " + e, true, e);
         }
+    }
+
+    /**
+     * Opens the artifact store: the host application's, else the one set in the options, else the
+     * one the masters published in Redis, with this machine's settings. Null when there is none:
+     * checkpoints then stay on this machine's disk.
+     */
+    private WorkerArtifacts openArtifacts() throws Exception {
+        ArtifactOptions a = options.getArtifacts();
+        ArtifactStore store = userStore;
+        if (store == null) {
+            String uri = a.getStore() != null ? a.getStore() : core.artifacts().publishedStore().get(30, TimeUnit.SECONDS);
+            if (uri == null) {
+                log.warn("worker {}: no artifact store set and none published by a master: checkpoints and outputs stay"
+                        + " on this machine's disk, and a run resumes from its checkpoint only here", options.getWorkerId());
+                return null;
+            }
+            store = ArtifactStores.open(uri, a.getStoreSettings());
+            log.info("worker {}: artifact store {}", options.getWorkerId(), store.getUri());
+        }
+        return new WorkerArtifacts(core, options.getWorkerId(), sessionId, store, userStore == null, a,
+                options.getStateDirectory().resolve("snapshots"));
     }
 
     private List<Integer> detectGpus() {
@@ -330,6 +361,9 @@ public final class SchedulerWorker implements AutoCloseable {
             if (taskThreads != null) {
                 taskThreads.shutdownNow();
             }
+            if (artifacts != null) {
+                artifacts.close();
+            }
             if (core != null) {
                 core.close();
             }
@@ -390,6 +424,7 @@ public final class SchedulerWorker implements AutoCloseable {
         private WorkerOptions.Builder options = WorkerOptions.builder();
         private RedisClient client;
         private TaskExecutor executor;
+        private ArtifactStore store;
 
         private Builder() {
         }
@@ -456,6 +491,18 @@ public final class SchedulerWorker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Sets the artifact store the worker uses, instead of opening the one its options or the
+         * masters name; the host application keeps it and closes it after the worker stopped.
+         */
+        public Builder artifactStore(ArtifactStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /** Sets {@link WorkerOptions.Builder#artifacts(ArtifactOptions)}. */
+        public Builder artifacts(ArtifactOptions artifacts) { this.options.artifacts(artifacts); return this; }
+
         /** Sets {@link WorkerOptions.Builder#coreOptions(CoreOptions)}. */
         public Builder coreOptions(CoreOptions options) { this.options.coreOptions(options); return this; }
 
@@ -493,7 +540,7 @@ public final class SchedulerWorker implements AutoCloseable {
             if (built.getRedisUri().isEmpty() && client == null) {
                 throw new IllegalStateException("a Redis server is required: call redis(RedisURI) or redisClient(RedisClient)");
             }
-            return new SchedulerWorker(built, client, executor);
+            return new SchedulerWorker(built, client, executor, store);
         }
     }
 }

@@ -50,6 +50,7 @@ import java.util.OptionalLong;
  *  maxBufferedLines   100000                         unacknowledged lines per attempt before its
  *                                                      output is slowed; at least 100
  *  nvidiaSmi          nvidia-smi                     command name on the PATH, or a path
+ *  artifacts          ArtifactOptions.defaults()     the artifact store, checkpoints and outputs
  *  transport          epoll where available, else NIO
  *  protocolOptions    ProtocolOptions.defaults()     codec settings
  * </pre>
@@ -97,6 +98,7 @@ public final class WorkerOptions {
     private final int logBatchLines;
     private final int maxBufferedLines;
     private final String nvidiaSmi;
+    private final ArtifactOptions artifacts;
     private final NettyTransport transport;
     private final ProtocolOptions protocolOptions;
 
@@ -120,6 +122,7 @@ public final class WorkerOptions {
         this.logBatchLines = b.logBatchLines;
         this.maxBufferedLines = b.maxBufferedLines;
         this.nvidiaSmi = b.nvidiaSmi;
+        this.artifacts = b.artifacts;
         this.transport = b.transport;
         this.protocolOptions = b.protocolOptions;
     }
@@ -151,6 +154,7 @@ public final class WorkerOptions {
         b.logBatchLines = logBatchLines;
         b.maxBufferedLines = maxBufferedLines;
         b.nvidiaSmi = nvidiaSmi;
+        b.artifacts = artifacts;
         b.transport = transport;
         b.protocolOptions = protocolOptions;
         return b;
@@ -183,6 +187,8 @@ public final class WorkerOptions {
     public int getLogBatchLines() { return logBatchLines; }
     public int getMaxBufferedLines() { return maxBufferedLines; }
     public String getNvidiaSmi() { return nvidiaSmi; }
+    /** Returns the artifact store, checkpoint and output settings. */
+    public ArtifactOptions getArtifacts() { return artifacts; }
     public NettyTransport getTransport() { return transport; }
     public ProtocolOptions getProtocolOptions() { return protocolOptions; }
 
@@ -195,7 +201,7 @@ public final class WorkerOptions {
                 + ", scriptRoots=" + scriptRoots + ", runRoot=" + runRoot + ", stateDirectory=" + getStateDirectory()
                 + ", coreOptions=" + coreOptions + ", killGrace=" + killGrace + ", reconnectBackoff=" + reconnectMin
                 + ".." + reconnectMax + ", logFlushInterval=" + logFlushInterval + ", logBatchLines=" + logBatchLines
-                + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + '}';
+                + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + ", artifacts=" + artifacts + '}';
     }
 
     /** Builds {@link WorkerOptions}; each setter validates at once, {@link #build()} across fields. Not thread-safe. */
@@ -219,6 +225,7 @@ public final class WorkerOptions {
         private int logBatchLines = DEFAULT_LOG_BATCH_LINES;
         private int maxBufferedLines = DEFAULT_MAX_BUFFERED_LINES;
         private String nvidiaSmi = DEFAULT_NVIDIA_SMI;
+        private ArtifactOptions artifacts = ArtifactOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
 
@@ -404,6 +411,12 @@ public final class WorkerOptions {
         /** Sets the nvidia-smi command (name on the PATH, or a path); default "nvidia-smi". */
         public Builder nvidiaSmi(String command) {
             this.nvidiaSmi = Objects.requireNonNull(command, "command");
+            return this;
+        }
+
+        /** Sets the artifact store, checkpoint and output settings; default {@link ArtifactOptions#defaults()}. */
+        public Builder artifacts(ArtifactOptions options) {
+            this.artifacts = Objects.requireNonNull(options, "options");
             return this;
         }
 

@@ -4,6 +4,7 @@ import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.worker.StopReason;
 import io.rlscheduler.worker.TaskExecution;
+import io.rlscheduler.worker.internal.artifacts.CheckpointCommitter;
 import java.nio.file.Path;
 import java.util.concurrent.ScheduledFuture;
 
@@ -25,6 +26,7 @@ public final class Attempt {
     private volatile ScheduledFuture<?> timeout;
     private volatile boolean ended;
     private volatile boolean launcherFenced;
+    private volatile CheckpointCommitter.Slot checkpoints;
 
     public Attempt(ExecuteTask task, LogBuffer logs, MetricsCollector metrics, Path runDir) {
         this.task = task;
@@ -53,6 +55,9 @@ public final class Attempt {
     public boolean isLauncherFenced() { return launcherFenced; }
     public void setLauncherFenced() { this.launcherFenced = true; }
     public void setEnded() { this.ended = true; }
+    /** Returns the attempt's checkpoints, or null where the worker has no artifact store (or before the launch). */
+    public CheckpointCommitter.Slot getCheckpoints() { return checkpoints; }
+    public void setCheckpoints(CheckpointCommitter.Slot checkpoints) { this.checkpoints = checkpoints; }
 
     /** Records the first stop reason; returns whether this call set it. */
     public synchronized boolean requestStop(StopReason reason) {

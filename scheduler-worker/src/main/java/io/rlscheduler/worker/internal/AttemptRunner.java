@@ -17,12 +17,16 @@ import io.rlscheduler.worker.StopReason;
 import io.rlscheduler.worker.TaskContext;
 import io.rlscheduler.worker.TaskExecution;
 import io.rlscheduler.worker.TaskExecutor;
+import io.rlscheduler.worker.internal.artifacts.CheckpointCommitter;
+import io.rlscheduler.worker.internal.artifacts.CheckpointLine;
+import io.rlscheduler.worker.internal.artifacts.WorkerArtifacts;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -52,14 +56,16 @@ public final class AttemptRunner {
     private final EndRecorder recorder;
     private final Duration fenceAfter;
     private final BooleanSupplier accepting;
+    private final WorkerArtifacts artifacts;
 
     /**
      * @param fenceAfter how long an attempt may go without a lease renewal (see {@link LeaseKeeper#fenceAfter})
      * @param accepting  whether the worker takes new attempts (false once it is shutting down)
+     * @param artifacts  the checkpoint committer and restorer, or null where the worker has no artifact store
      */
     public AttemptRunner(WorkerRuntime runtime, Attempts attempts, TaskExecutor executor, RunDirectories runDirectories,
                          LogShipper shipper, EndRecorder recorder, Duration fenceAfter,
-                         BooleanSupplier accepting) {
+                         BooleanSupplier accepting, WorkerArtifacts artifacts) {
         this.runtime = runtime;
         this.attempts = attempts;
         this.executor = executor;
@@ -68,6 +74,7 @@ public final class AttemptRunner {
         this.recorder = recorder;
         this.fenceAfter = fenceAfter;
         this.accepting = accepting;
+        this.artifacts = artifacts;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -137,11 +144,18 @@ public final class AttemptRunner {
             attempt = newAttempt(task, dirs.getRunDir());
             attempt.renewed(leaseStartNanos);
             track(attempt);
+            if (artifacts != null && executor.usesRunDirectories()) {
+                resume(attempt, dirs.getCheckpointDir());
+            }
             TaskContext context = new TaskContext(task.getTaskId(), task.getEpoch(), task.getAttempt(), task.getTraceId(),
                     task.getScript(), task.getArgumentsList(), parameters, task.getResources().getGpuIdsList(),
                     task.getEnvironmentMap(), dirs.getRunDir(), dirs.getCheckpointDir(), dirs.getParametersFile(),
                     task.getTimeoutMs() > 0 ? Duration.ofMillis(task.getTimeoutMs()) : null);
             execution = executor.start(context, new AttemptOutput(attempt));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            log.info("task {} was not started: the worker is stopping", task.getTaskId());
+            return;
         } catch (IOException | RuntimeException | Error e) {
             // An Error too (an in-JVM executor's NoClassDefFoundError, an OutOfMemoryError while
             // starting a reader thread): left uncaught, it would leave the attempt tracked and
@@ -162,6 +176,17 @@ public final class AttemptRunner {
             return;
         }
         started(attempt, execution);
+    }
+
+    /**
+     * Puts the task's latest committed checkpoint into the checkpoint directory and starts
+     * committing the attempt's own; on the launch's task thread, before the script starts.
+     */
+    private void resume(Attempt attempt, Path checkpointDir) throws InterruptedException {
+        Consumer<String> say = line -> output(attempt, LogStream.LOG_STREAM_STDERR, LineBlock.of(line));
+        int number = attempt.getTask().getAttempt();
+        String restored = artifacts.restorer().restore(attempt.getLease(), number, checkpointDir, say);
+        attempt.setCheckpoints(artifacts.committer().open(attempt.getLease(), number, checkpointDir, restored, say));
     }
 
     private void track(Attempt attempt) {
@@ -223,11 +248,20 @@ public final class AttemptRunner {
                     attempt.setLauncherFenced();
                 } else if (lines.startsWith(i, MetricLines.PREFIX)) {
                     attempt.getMetrics().offer(lines.text(i));
+                } else if (lines.startsWith(i, CheckpointLine.PREFIX)) {
+                    checkpointLine(attempt, lines.text(i));
                 }
             }
             shipper.added(logs, logs.add(stream, lines));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void checkpointLine(Attempt attempt, String text) {
+        CheckpointCommitter.Slot checkpoints = attempt.getCheckpoints();
+        if (checkpoints != null && CheckpointLine.is(text)) {
+            checkpoints.line(text);
         }
     }
 
@@ -247,6 +281,13 @@ public final class AttemptRunner {
         @Override
         public void lines(LogStream stream, LineBlock lines) {
             output(attempt, stream, lines);
+        }
+
+        @Override
+        public CompletableFuture<String> checkpoint(String path) {
+            CheckpointCommitter.Slot checkpoints = attempt.getCheckpoints();
+            return checkpoints != null ? checkpoints.commit(path) : CompletableFuture.failedFuture(
+                    new io.rlscheduler.core.SchedulerException("this worker has no artifact store: checkpoints stay on its disk"));
         }
     }
 
@@ -316,6 +357,10 @@ public final class AttemptRunner {
         // The end states the attempt's last line: no line may be added after it is taken, even by
         // a reader that was blocked in the buffer while the attempt ended (OutputPump#detach).
         attempt.getLogs().seal();
+        CheckpointCommitter.Slot checkpoints = attempt.getCheckpoints();
+        if (checkpoints != null) {
+            checkpoints.ended(outcome.isRecorded());
+        }
         if (outcome.isRecorded()) {
             recorder.record(attempt, outcome, recorded -> finished(attempt, recorded));
         } else {

@@ -1,0 +1,293 @@
+package io.rlscheduler.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.core.internal.CheckpointEntry;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.master.TaskHandle;
+import io.rlscheduler.master.TaskResult;
+import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.store.DirectoryStore;
+import io.rlscheduler.store.RunLayout;
+import io.rlscheduler.store.StoredObject;
+import io.rlscheduler.testkit.JvmProcess;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.ArtifactOptions;
+import io.rlscheduler.worker.SchedulerWorker;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Checkpoints that outlive their machine: every worker here has its own run root and state
+ * directory (separate machines), and the only thing they share is the artifact store (a
+ * directory store, as an NFS mount would be) and Redis. A run whose worker is killed resumes on
+ * the other worker from the newest checkpoint committed before the kill; a frozen worker's
+ * commits after it lost its task are refused and leave nothing visible; a corrupt checkpoint is
+ * detected and the one before it taken.
+ */
+class CheckpointResumeIT {
+
+    @RegisterExtension
+    static RedisExtension redisExtension = new RedisExtension();
+
+    private static final String SECRET = Cluster.SECRET;
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    private TestRedis redis;
+    private CoreOptions options;
+    private LeaseCore core;
+    private DirectoryStore store;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @BeforeEach
+    void setUp(TestRedis redis, RedisNamespace ns, RedisClient client) {
+        this.redis = redis;
+        this.options = CoreOptions.builder().namespace(ns.name())
+                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
+                .taskLease(Duration.ofSeconds(3)).ackTimeout(Duration.ofSeconds(2)).maxLeaseLosses(3).build();
+        this.core = closing(LeaseCore.create(client, options));
+        this.store = new DirectoryStore(dir.resolve("store"));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closing(T c) {
+        closeables.add(c);
+        return c;
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    @Test
+    void aRunWhoseWorkerIsKilledResumesOnAnotherWorkerFromTheNewestCheckpointCommittedBeforeTheKill() throws Exception {
+        SchedulerMaster master = master();
+        JvmProcess a = workerJvm("wa", master);
+        TaskHandle run = master.submit(train("resume-far", 400, 20, 0.01));
+        await().atMost(WAIT).until(() -> newestEpisode("resume-far") >= 60);
+
+        a.kill();
+        await().atMost(WAIT).until(() -> workerState(master, "wa") == WorkerState.DOWN);
+        CheckpointEntry newest = committed("resume-far").get(0);
+        int episodeAtKill = episodeOf("resume-far", newest);
+        assertThat(newest.workerId()).isEqualTo("wa");
+
+        closing(worker("wb", master, ArtifactOptions.defaults()));
+        TaskResult result = run.result().get(90, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getWorkerId()).isEqualTo("wb");
+        assertThat(result.getAttempts()).isEqualTo(2);
+        // train.py's own count: the second attempt went on from the checkpoint's episode, on a
+        // machine whose run root never held it.
+        assertThat(((Number) result.getFinalMetrics().get("resumed_from_episode")).intValue()).isEqualTo(episodeAtKill);
+        assertThat(dir.resolve("runs-wb/resume-far/attempt-1")).doesNotExist();
+        assertThat(logLines(master, "resume-far")).anySatisfy(l ->
+                assertThat(l).startsWith("rl-scheduler: resuming from checkpoint " + newest.id() + " (attempt 1 on wa"));
+        JsonNode note = JSON.readTree(join(core.artifacts().restores("resume-far")).get(2));
+        assertThat(note.get("from").asText()).isEqualTo(newest.id());
+        assertThat(note.get("worker").asText()).isEqualTo("wb");
+        assertThat(note.get("skipped")).isEmpty();
+        // The second attempt committed its own, and the newest K are kept: by default two.
+        await().atMost(WAIT).until(() -> committed("resume-far").get(0).workerId().equals("wb"));
+        assertThat(committed("resume-far")).hasSize(ArtifactOptions.DEFAULT_CHECKPOINTS_KEPT);
+        assertOnlyCommittedCheckpointsAreStored("resume-far");
+    }
+
+    @Test
+    void aFrozenWorkersCommitsAfterItLostItsTaskAreRefusedAndLeaveNothingVisible() throws Exception {
+        SchedulerMaster master = master();
+        JvmProcess a = workerJvm("wa", master);
+        // A checkpoint line every episode: while the worker is frozen its script (until the
+        // launcher stops it) leaves many of them in the pipe, which the thawed worker then reads.
+        TaskHandle run = master.submit(train("frozen-ckpt", 600, 1, 0.02));
+        await().atMost(WAIT).until(() -> newestEpisode("frozen-ckpt") >= 5);
+        closing(worker("wb", master, ArtifactOptions.defaults()));
+        a.freeze();
+        long frozenEpoch = committed("frozen-ckpt").get(0).epoch();
+        await().atMost(WAIT).until(() -> !committed("frozen-ckpt").isEmpty()
+                && committed("frozen-ckpt").get(0).workerId().equals("wb"));
+        a.thaw();
+        a.awaitOutput("no longer holds the task", WAIT);
+        TaskResult result = run.result().get(120, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getWorkerId()).isEqualTo("wb");
+
+        // The checkpoints the thawed worker tried to commit: refused, and none of them visible.
+        java.util.regex.Pattern refusedLine = java.util.regex.Pattern.compile("checkpoint (e\\d+-\\d+) refused \\(STALE\\)");
+        List<String> refused = a.output().stream().map(refusedLine::matcher).filter(java.util.regex.Matcher::find)
+                .map(m -> m.group(1)).toList();
+        assertThat(refused).isNotEmpty().allSatisfy(id -> assertThat(id).startsWith("e" + frozenEpoch + "-"));
+        assertThat(committed("frozen-ckpt")).extracting(CheckpointEntry::id).doesNotContainAnyElementsOf(refused);
+        assertOnlyCommittedCheckpointsAreStored("frozen-ckpt");
+        assertThat(storedCheckpointIds("frozen-ckpt")).doesNotContainAnyElementsOf(refused);
+    }
+
+    @Test
+    void aCorruptCheckpointIsDetectedByItsChecksumAndTheOneBeforeItIsTaken() throws Exception {
+        SchedulerMaster master = master();
+        SchedulerWorker a = worker("wa", master, ArtifactOptions.defaults());
+        TaskHandle run = master.submit(train("corrupt-1", 400, 20, 0.01));
+        await().atMost(WAIT).until(() -> committed("corrupt-1").size() >= 2 && newestEpisode("corrupt-1") >= 60);
+        // Stopped without recording the end (as a machine that dies): the lease lapses, the task is re-queued.
+        a.shutdownNow();
+        assertThat(a.awaitTermination(WAIT)).isTrue();
+        List<CheckpointEntry> list = committed("corrupt-1");
+        CheckpointEntry newest = list.get(0);
+        CheckpointEntry previous = list.get(1);
+        int previousEpisode = episodeOf("corrupt-1", previous);
+        // Bytes changed under the store: same size, other content.
+        Path file = store.getRoot().resolve(RunLayout.checkpointFile("corrupt-1", newest.id(), "checkpoint.json"));
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length / 2] ^= 0x20;
+        Files.write(file, bytes);
+
+        closing(worker("wb", master, ArtifactOptions.defaults()));
+        TaskResult result = run.result().get(90, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(((Number) result.getFinalMetrics().get("resumed_from_episode")).intValue()).isEqualTo(previousEpisode);
+        assertThat(logLines(master, "corrupt-1")).contains("rl-scheduler: checkpoint " + newest.id()
+                + " skipped: checkpoint.json is corrupt (its SHA-256 differs from the manifest's)");
+        JsonNode note = JSON.readTree(join(core.artifacts().restores("corrupt-1")).get(2));
+        assertThat(note.get("from").asText()).isEqualTo(previous.id());
+        assertThat(note.get("skipped").get(0).get("id").asText()).isEqualTo(newest.id());
+        assertThat(note.get("skipped").get(0).get("reason").asText()).contains("corrupt");
+    }
+
+    @Test
+    void whileTheStoreIsDownRunsGoOnNothingIsMarkedCommittedAndCommitsResumeOnceItIsBack() throws Exception {
+        SchedulerMaster master = master();
+        closing(worker("wa", master, ArtifactOptions.builder().retryBackoff(Duration.ofMillis(100), Duration.ofMillis(400)).build()));
+        TaskHandle run = master.submit(train("down-1", 1500, 10, 0.01));
+        await().atMost(WAIT).until(() -> newestEpisode("down-1") >= 20);
+        // The store's directory for new objects replaced by a file: every put fails.
+        Path incoming = store.getRoot().resolve(DirectoryStore.INCOMING);
+        Files.delete(incoming);
+        Files.writeString(incoming, "not a directory");
+        int committedBefore = committed("down-1").size();
+        String newestBefore = committed("down-1").get(0).id();
+        await().atMost(WAIT).until(() -> logLines(master, "down-1").stream().anyMatch(l -> l.contains("not committed yet")));
+        assertThat(committed("down-1").get(0).id()).isEqualTo(newestBefore);
+        assertThat(committed("down-1")).hasSize(committedBefore);
+        assertThat(run.getRecord().getState()).isEqualTo(TaskState.RUNNING);
+
+        Files.delete(incoming);
+        Files.createDirectory(incoming);
+        await().atMost(WAIT).until(() -> !committed("down-1").get(0).id().equals(newestBefore));
+        TaskResult result = run.result().get(90, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(result.getAttempts()).isEqualTo(1);
+        await().atMost(WAIT).until(() -> episodeOf("down-1", committed("down-1").get(0)) == 1500);
+        assertOnlyCommittedCheckpointsAreStored("down-1");
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private SchedulerMaster master() {
+        return closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
+                .coreOptions(options).logDirectory(dir.resolve("logs")).masterId("m1")
+                .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start());
+    }
+
+    /** An in-process worker with a run root and state directory of its own. */
+    private SchedulerWorker worker(String id, SchedulerMaster master, ArtifactOptions artifacts) {
+        return SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort()).redis(redis.getUri())
+                .workerId(id).secret(SECRET).coreOptions(options).gpuIds(0).cpuSlots(2)
+                .scriptRoots(Cluster.REPO_SCRIPTS).runRoot(dir.resolve("runs-" + id)).stateDirectory(dir.resolve("state-" + id))
+                .killGrace(Duration.ofSeconds(1)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
+                .artifacts(artifacts.mutate().store(store.getUri().toString()).build()).build().start();
+    }
+
+    /** A worker in a JVM of its own (to be killed or frozen), with its own run root. */
+    private JvmProcess workerJvm(String id, SchedulerMaster master) {
+        JvmProcess p = closing(JvmProcess.builder(WorkerMain.class).args(
+                        "--masters", "127.0.0.1:" + master.getRpcAddress().getPort(), "--redis", redis.getUri().toURI().toString(),
+                        "--worker-id", id, "--secret", SECRET, "--gpus", "0", "--cpu-slots", "2",
+                        "--scripts", Cluster.REPO_SCRIPTS.toString(), "--runs", dir.resolve("runs-" + id).toString(),
+                        "--store", store.getUri().toString(),
+                        "--namespace", options.getNamespace(), "--heartbeat-ms", "200", "--liveness-ms", "1000",
+                        "--task-lease-ms", "3000", "--ack-timeout-ms", "2000", "--kill-grace-ms", "1000")
+                .logFile(dir.resolve(id + "-" + closeables.size() + ".log")).start());
+        p.awaitOutput("started, session", WAIT);
+        return p;
+    }
+
+    private static TaskSpec train(String id, int episodes, int checkpointEvery, double delay) {
+        return TaskSpec.python("train.py").taskId(id).param("episodes", episodes).param("checkpoint-every", checkpointEvery)
+                .param("episode-delay", delay).param("seed", 7).gpus(1).build();
+    }
+
+    private List<CheckpointEntry> committed(String taskId) {
+        return join(core.artifacts().committed(taskId));
+    }
+
+    /** The episode of the task's newest committed checkpoint, read from the store; 0 for none. */
+    private int newestEpisode(String taskId) throws Exception {
+        List<CheckpointEntry> list = committed(taskId);
+        return list.isEmpty() ? 0 : episodeOf(taskId, list.get(0));
+    }
+
+    private int episodeOf(String taskId, CheckpointEntry entry) throws Exception {
+        try (InputStream in = store.open(RunLayout.checkpointFile(taskId, entry.id(), "checkpoint.json"))) {
+            return JSON.readTree(in).get("episode").asInt();
+        }
+    }
+
+    /** The ids of the checkpoints that have objects in the store. */
+    private List<String> storedCheckpointIds(String taskId) {
+        String prefix = RunLayout.checkpoints(taskId) + "/";
+        return store.list(RunLayout.checkpoints(taskId)).stream().map(StoredObject::getKey)
+                .map(k -> k.substring(prefix.length(), k.indexOf('/', prefix.length()))).distinct().toList();
+    }
+
+    /** The store holds the committed checkpoints' objects and no others (dropped ones were deleted). */
+    private void assertOnlyCommittedCheckpointsAreStored(String taskId) {
+        await().atMost(WAIT).untilAsserted(() -> assertThat(storedCheckpointIds(taskId))
+                .containsExactlyInAnyOrderElementsOf(committed(taskId).stream().map(CheckpointEntry::id).toList()));
+    }
+
+    private WorkerState workerState(SchedulerMaster master, String id) {
+        return master.listWorkers().stream().filter(w -> w.getWorkerId().equals(id)).map(WorkerInfo::getState)
+                .findFirst().orElse(null);
+    }
+
+    private List<String> logLines(SchedulerMaster master, String taskId) throws Exception {
+        Path file = dir.resolve("logs").resolve(taskId + ".log");
+        return Files.exists(file) ? Files.readAllLines(file) : List.of();
+    }
+
+    private static <T> T join(java.util.concurrent.CompletableFuture<T> f) {
+        return f.orTimeout(10, TimeUnit.SECONDS).join();
+    }
+
+}

@@ -1,0 +1,259 @@
+package io.rlscheduler.worker.internal.artifacts;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.internal.CheckpointEntry;
+import io.rlscheduler.core.internal.Json;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.store.ArtifactNotFoundException;
+import io.rlscheduler.store.RunLayout;
+import io.rlscheduler.store.StoreUnavailableException;
+import io.rlscheduler.store.StoredObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Before an attempt's script starts, on whichever worker it runs, makes its checkpoint directory
+ * hold exactly the task's latest committed checkpoint: the manifest is fetched and checked
+ * against the SHA-256 Redis recorded for it, every file is fetched (or kept, where the local
+ * copy has the same SHA-256) and checked against the manifest. A missing or corrupt checkpoint is
+ * skipped for the one committed before it; what was resumed from and what was skipped, and why,
+ * go into the task's log and its record. With nothing committed, the directory is left as it is.
+ */
+public final class CheckpointRestorer {
+
+    private static final Logger log = LoggerFactory.getLogger(CheckpointRestorer.class);
+    /** Tries of one checkpoint while the store is unreachable before it counts as unavailable. */
+    private static final int TRIES = 3;
+
+    private final LeaseCore core;
+    private final String workerId;
+    private final String sessionId;
+    private final ArtifactTransfers transfers;
+
+    public CheckpointRestorer(LeaseCore core, String workerId, String sessionId, ArtifactTransfers transfers) {
+        this.core = core;
+        this.workerId = workerId;
+        this.sessionId = sessionId;
+        this.transfers = transfers;
+    }
+
+    /** The checkpoint could not be used; the message says why. */
+    private static final class Unusable extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Unusable(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Restores the latest usable committed checkpoint into {@code dir}. Blocks (a task thread).
+     *
+     * @param say writes a line into the task's log
+     * @return the fingerprint of the directory as left (see {@link Snapshot#fingerprint}), or null
+     *         when nothing was committed
+     */
+    public String restore(TaskLease lease, int attempt, Path dir, Consumer<String> say) throws InterruptedException {
+        String task = lease.getTaskId();
+        List<CheckpointEntry> committed;
+        try {
+            committed = core.artifacts().committed(task).get(30, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            say.accept("rl-scheduler: cannot read the task's committed checkpoints (" + e.getMessage()
+                    + "); starting with the checkpoint directory as it is");
+            return null;
+        }
+        if (committed.isEmpty()) {
+            return null;
+        }
+        long started = System.nanoTime();
+        ArrayNode skipped = Json.mapper().createArrayNode();
+        for (CheckpointEntry entry : committed) {
+            try {
+                int fetched = restoreOne(task, entry, dir);
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                say.accept("rl-scheduler: resuming from checkpoint " + entry.id() + " (attempt " + entry.attempt()
+                        + " on " + entry.workerId() + ": " + entry.files() + " files, " + entry.bytes() + " bytes; "
+                        + fetched + " fetched in " + ms + " ms)");
+                note(lease, attempt, entry, skipped, fetched, ms);
+                return Snapshot.fingerprint(list(dir));
+            } catch (Unusable e) {
+                say.accept("rl-scheduler: checkpoint " + entry.id() + " skipped: " + e.getMessage());
+                skipped.addObject().put("id", entry.id()).put("reason", e.getMessage());
+            }
+        }
+        clear(dir, Set.of());
+        say.accept("rl-scheduler: no committed checkpoint could be restored; the attempt starts from scratch");
+        note(lease, attempt, null, skipped, 0, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        return Snapshot.fingerprint(list(dir));
+    }
+
+    /** Makes dir hold exactly the entry's files; returns how many were fetched (the others were already there). */
+    private int restoreOne(String task, CheckpointEntry entry, Path dir) throws Unusable, InterruptedException {
+        for (int tryNo = 1; ; tryNo++) {
+            try {
+                return fetch(task, entry, dir);
+            } catch (StoreUnavailableException e) {
+                if (tryNo >= TRIES) {
+                    throw new Unusable("the store is unreachable: " + e.getMessage());
+                }
+                Thread.sleep(transfers.backoff(tryNo).toMillis()); // a retry's pacing on this attempt's own launch thread
+            }
+        }
+    }
+
+    private int fetch(String task, CheckpointEntry entry, Path dir) throws Unusable, InterruptedException {
+        byte[] raw;
+        try (InputStream in = transfers.store().open(entry.manifestKey())) {
+            raw = in.readAllBytes();
+        } catch (ArtifactNotFoundException e) {
+            throw new Unusable("its manifest is missing from the store");
+        } catch (IOException e) {
+            throw new StoreUnavailableException("cannot read " + entry.manifestKey() + ": " + e, e);
+        }
+        if (!HexFormat.of().formatHex(sha256().digest(raw)).equals(entry.sha256())) {
+            throw new Unusable("its manifest is corrupt (SHA-256 differs from the one committed)");
+        }
+        CheckpointManifest manifest;
+        try {
+            manifest = CheckpointManifest.parse(raw);
+        } catch (IOException e) {
+            throw new Unusable("its manifest is unreadable: " + e.getMessage());
+        }
+        if (!manifest.id().equals(entry.id()) || !manifest.taskId().equals(task)) {
+            throw new Unusable("its manifest is of another checkpoint (" + manifest.taskId() + " " + manifest.id() + ")");
+        }
+        Set<String> keep = new HashSet<>();
+        List<Map.Entry<String, Path>> wanted = new ArrayList<>();
+        List<CheckpointManifest.File> wantedFiles = new ArrayList<>();
+        try {
+            for (CheckpointManifest.File f : manifest.files()) {
+                keep.add(f.path());
+                Path target = targetOf(dir, f.path());
+                if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS) && Files.size(target) == f.size()
+                        && sha256Of(target).equals(f.sha256())) {
+                    continue;
+                }
+                wanted.add(new AbstractMap.SimpleEntry<>(RunLayout.checkpointFile(task, entry.id(), f.path()), target));
+                wantedFiles.add(f);
+            }
+            clear(dir, keep);
+            List<StoredObject> got = transfers.getAll(wanted);
+            for (int i = 0; i < got.size(); i++) {
+                CheckpointManifest.File f = wantedFiles.get(i);
+                if (got.get(i).getSize() != f.size() || !f.sha256().equals(got.get(i).getSha256())) {
+                    throw new Unusable(f.path() + " is corrupt (its SHA-256 differs from the manifest's)");
+                }
+            }
+        } catch (ArtifactNotFoundException e) {
+            throw new Unusable("a file is missing from the store: " + e.getKey());
+        } catch (IOException | UncheckedIOException e) {
+            throw new Unusable("cannot write the checkpoint directory: " + e.getMessage());
+        }
+        return wanted.size();
+    }
+
+    /** The local path of a manifest's file, its directories made one level at a time and never through a link. */
+    private static Path targetOf(Path dir, String path) throws IOException {
+        Path target = dir.resolve(path).normalize();
+        if (!target.startsWith(dir)) {
+            throw new IOException(path + " leads outside the checkpoint directory");
+        }
+        Path at = dir;
+        for (Path segment : dir.relativize(target.getParent() == null ? dir : target.getParent())) {
+            at = at.resolve(segment);
+            if (Files.isSymbolicLink(at) || (Files.exists(at, LinkOption.NOFOLLOW_LINKS)
+                    && !Files.isDirectory(at, LinkOption.NOFOLLOW_LINKS))) {
+                Snapshot.delete(at);
+                Files.deleteIfExists(at);
+            }
+            if (!Files.exists(at, LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectory(at);
+            }
+        }
+        if (Files.isSymbolicLink(target) || Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+            Snapshot.delete(target);
+            Files.deleteIfExists(target);
+        }
+        return target;
+    }
+
+    /** Deletes every file of the directory not in {@code keep} (hidden ones, the script's own temporaries, stay). */
+    private static void clear(Path dir, Set<String> keep) {
+        try {
+            for (FileListing.Entry e : list(dir).files()) {
+                if (!keep.contains(e.path())) {
+                    Files.deleteIfExists(e.file());
+                }
+            }
+        } catch (IOException e) {
+            log.warn("cannot clear the checkpoint directory {}: {}", dir, e.toString());
+        }
+    }
+
+    private static FileListing.Result list(Path dir) {
+        try {
+            return FileListing.list(dir, dir, Integer.MAX_VALUE, Long.MAX_VALUE);
+        } catch (IOException | FileListing.LimitExceeded e) {
+            return new FileListing.Result(List.of(), List.of(), 0);
+        }
+    }
+
+    private void note(TaskLease lease, int attempt, CheckpointEntry from, ArrayNode skipped, int fetched, long ms) {
+        ObjectNode n = Json.object();
+        n.put("attempt", attempt).put("worker", workerId);
+        if (from == null) {
+            n.putNull("from");
+        } else {
+            n.put("from", from.id()).put("from_attempt", from.attempt()).put("files", from.files())
+                    .put("bytes", from.bytes()).put("fetched", fetched);
+        }
+        n.put("ms", ms).set("skipped", skipped);
+        core.artifacts().noteRestore(lease, workerId, sessionId, attempt, n.toString()).whenComplete((ok, e) -> {
+            if (e != null) {
+                log.warn("task {}: could not note what attempt {} resumed from: {}", lease.getTaskId(), attempt, e.toString());
+            }
+        });
+    }
+
+    static String sha256Of(Path file) throws IOException {
+        MessageDigest d = sha256();
+        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            while (in.read(buffer.clear()) >= 0) {
+                d.update(buffer.array(), 0, buffer.position());
+            }
+        }
+        return HexFormat.of().formatHex(d.digest());
+    }
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
+}

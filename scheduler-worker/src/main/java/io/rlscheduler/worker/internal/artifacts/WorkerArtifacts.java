@@ -1,0 +1,40 @@
+package io.rlscheduler.worker.internal.artifacts;
+
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.store.ArtifactStore;
+import io.rlscheduler.worker.ArtifactOptions;
+import java.nio.file.Path;
+
+/**
+ * What a worker with an artifact store runs for its attempts' artifacts: the transfers, the
+ * checkpoint committer and the restorer. Made at the worker's start, closed at its stop.
+ */
+public final class WorkerArtifacts implements AutoCloseable {
+
+    private final ArtifactTransfers transfers;
+    private final CheckpointCommitter committer;
+    private final CheckpointRestorer restorer;
+
+    /**
+     * @param store      the store
+     * @param ownsStore  whether closing this closes the store
+     * @param snapshots  the worker's own directory for checkpoint snapshots; emptied now (what a
+     *                   previous run of the worker left there is of attempts that are over)
+     */
+    public WorkerArtifacts(LeaseCore core, String workerId, String sessionId, ArtifactStore store, boolean ownsStore,
+                           ArtifactOptions options, Path snapshots) {
+        Snapshot.delete(snapshots);
+        this.transfers = new ArtifactTransfers(store, ownsStore, options, workerId);
+        this.committer = new CheckpointCommitter(core, workerId, sessionId, transfers, snapshots);
+        this.restorer = new CheckpointRestorer(core, workerId, sessionId, transfers);
+    }
+
+    public ArtifactTransfers transfers() { return transfers; }
+    public CheckpointCommitter committer() { return committer; }
+    public CheckpointRestorer restorer() { return restorer; }
+
+    @Override
+    public void close() {
+        transfers.close();
+    }
+}
