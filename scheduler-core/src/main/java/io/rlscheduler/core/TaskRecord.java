@@ -44,8 +44,9 @@ public final class TaskRecord {
     private final String specJson;
     private final String runDir;
     private final long logLines;
+    private final String artifactError;
 
-    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines) {
+    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError) {
         this.taskId = taskId;
         this.state = state;
         this.priority = priority;
@@ -75,6 +76,7 @@ public final class TaskRecord {
         this.specJson = specJson;
         this.runDir = runDir;
         this.logLines = logLines;
+        this.artifactError = artifactError;
     }
 
     /** Returns the task id. */
@@ -227,8 +229,16 @@ public final class TaskRecord {
         return logLines;
     }
 
+    /**
+     * Returns why the task's last artifact could not be stored (a checkpoint over the task's
+     * size limit, naming the limit), or the empty string. Cleared by the next checkpoint committed.
+     */
+    public String getArtifactError() {
+        return artifactError;
+    }
+
     @Override
     public String toString() {
-        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + ", " + "logLines=" + logLines + '}';
+        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + ", " + "logLines=" + logLines + ", " + "artifactError=" + artifactError + '}';
     }
 }

@@ -210,6 +210,32 @@ class CheckpointResumeIT {
         assertOnlyCommittedCheckpointsAreStored("down-1");
     }
 
+    @Test
+    void checkpointsOverTheTasksByteLimitAreNotCommittedAndTheRecordSaysWhy() throws Exception {
+        SchedulerMaster master = master();
+        closing(worker("wa", master, ArtifactOptions.defaults()));
+        // train.py's checkpoint of a 6x6 grid is a few KiB: one fits in 12 KiB, the two kept do not.
+        TaskHandle run = master.submit(TaskSpec.python("train.py").taskId("limit-1").param("episodes", 40)
+                .param("checkpoint-every", 10).param("seed", 7).gpus(1).maxCheckpointBytes(12_000).build());
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(run.getRecord().getArtifactError())
+                .matches("checkpoint e\\d+-\\d+ not committed: the 2 kept checkpoints would hold \\d+ bytes, over the"
+                        + " task's limit of 12000 bytes \\(maxCheckpointBytes\\)"));
+        assertThat(committed("limit-1")).hasSize(1);
+        assertOnlyCommittedCheckpointsAreStored("limit-1");
+        assertThat(logLines(master, "limit-1")).anySatisfy(l -> assertThat(l).contains("not committed: the 2 kept"
+                + " checkpoints would exceed the task's limit of 12000 bytes"));
+
+        // A single checkpoint larger than the limit is not even sent.
+        TaskHandle tiny = master.submit(TaskSpec.python("train.py").taskId("limit-2").param("episodes", 20)
+                .param("checkpoint-every", 10).param("seed", 7).gpus(1).maxCheckpointBytes(100).build());
+        assertThat(tiny.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(tiny.getRecord().getArtifactError())
+                .contains("not committed: more than 100 bytes (at checkpoint.json)"));
+        assertThat(storedCheckpointIds("limit-2")).isEmpty();
+    }
+
     // ------------------------------------------------------------------------------------------
 
     private SchedulerMaster master() {

@@ -173,6 +173,8 @@ public final class TaskSpec {
         private final List<String> arguments = new ArrayList<>();
         private final Map<String, String> environment = new LinkedHashMap<>();
         private Duration timeout;
+        private int checkpointsKept;
+        private long maxCheckpointBytes;
         private String taskId;
         private String traceId;
         private final TaskDefinition.Builder core;
@@ -297,6 +299,31 @@ public final class TaskSpec {
             return this;
         }
 
+        /**
+         * Sets how many of the task's committed checkpoints are kept in the artifact store, 1 to
+         * 1000; default the worker's {@code checkpointsKept} (2).
+         */
+        public Builder checkpointsKept(int kept) {
+            if (kept < 1 || kept > 1000) {
+                throw new IllegalArgumentException("checkpointsKept must be between 1 and 1000, was " + kept);
+            }
+            this.checkpointsKept = kept;
+            return this;
+        }
+
+        /**
+         * Sets the most bytes the task's kept checkpoints may hold together in the artifact store,
+         * 1 to 2^50; a checkpoint that would exceed it is not committed and the task record says
+         * why. Default the worker's {@code maxCheckpointBytes} (256 GiB).
+         */
+        public Builder maxCheckpointBytes(long bytes) {
+            if (bytes < 1 || bytes > 1L << 50) {
+                throw new IllegalArgumentException("maxCheckpointBytes must be between 1 and 2^50, was " + bytes);
+            }
+            this.maxCheckpointBytes = bytes;
+            return this;
+        }
+
         /** Sets how many times the task may be assigned, 1 to 1000; default the master's. */
         public Builder maxAttempts(int attempts) {
             core.maxAttempts(attempts);
@@ -351,6 +378,12 @@ public final class TaskSpec {
             ObjectNode env = spec.putObject("environment");
             environment.forEach(env::put);
             spec.put("timeoutMs", timeout == null ? 0 : timeout.toMillis());
+            if (checkpointsKept > 0) {
+                spec.put("checkpointsKept", checkpointsKept);
+            }
+            if (maxCheckpointBytes > 0) {
+                spec.put("maxCheckpointBytes", maxCheckpointBytes);
+            }
             spec.put("traceId", trace);
             spec.put("owner", core.build().getOwner());
             return spec.toString();

@@ -22,7 +22,8 @@ import java.util.Objects;
  *                                                     committed for scripts that print no
  *                                                     RLS_CHECKPOINT line; 0 (off) to 1 h
  *  maxCheckpointFiles      10,000                   files in one checkpoint; 1 to 1,000,000
- *  maxCheckpointBytes      256 GiB                  bytes in one checkpoint; 1 to 2^50
+ *  maxCheckpointBytes      256 GiB                  bytes a task's kept checkpoints hold together
+ *                                                     (a task's spec may set its own); 1 to 2^50
  *  maxOutputFiles          10,000                   files uploaded of an attempt's run directory;
  *                                                     1 to 1,000,000
  *  maxOutputBytes          16 GiB                   bytes uploaded of an attempt's run directory;
@@ -40,7 +41,7 @@ public final class ArtifactOptions {
     public static final Duration DEFAULT_CHECKPOINT_QUIET_PERIOD = Duration.ofSeconds(30);
     /** Default of files in one checkpoint. */
     public static final int DEFAULT_MAX_CHECKPOINT_FILES = 10_000;
-    /** Default of bytes in one checkpoint: 256 GiB. */
+    /** Default of bytes a task's kept checkpoints hold together: 256 GiB. */
     public static final long DEFAULT_MAX_CHECKPOINT_BYTES = 256L << 30;
     /** Default of files of an attempt's outputs. */
     public static final int DEFAULT_MAX_OUTPUT_FILES = 10_000;
@@ -187,7 +188,11 @@ public final class ArtifactOptions {
             return this;
         }
 
-        /** Sets the most bytes in one checkpoint; default 256 GiB, 1 to 2^50. */
+        /**
+         * Sets the most bytes a task's kept checkpoints may hold together (a task's spec may set its
+         * own); a checkpoint that would exceed it is not committed, and the task record says why.
+         * Default 256 GiB, 1 to 2^50.
+         */
         public Builder maxCheckpointBytes(long bytes) {
             this.maxCheckpointBytes = bytes(bytes, "maxCheckpointBytes");
             return this;

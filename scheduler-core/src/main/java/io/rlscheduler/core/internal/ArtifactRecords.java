@@ -61,17 +61,18 @@ public final class ArtifactRecords {
      * @param bytes       the files' total size
      * @param files       how many files
      * @param keep        how many committed checkpoints to keep, at least 1
+     * @param maxBytes    the most bytes the kept checkpoints may hold together, 0 for no limit
      */
     public CompletableFuture<CheckpointCommit> commit(TaskLease lease, String workerId, String sessionId, int attempt,
                                                       int number, String manifestKey, String sha256, long bytes,
-                                                      int files, int keep) {
-        if (number < 1 || keep < 1 || bytes < 0 || files < 0) {
+                                                      int files, int keep, long maxBytes) {
+        if (number < 1 || keep < 1 || bytes < 0 || files < 0 || maxBytes < 0) {
             throw new IllegalArgumentException("number and keep must be 1 or more, bytes and files 0 or more");
         }
         return CHECKPOINT.run(redis, keysOf(lease.getTaskId()), "commit", lease.getTaskId(), Long.toString(lease.getEpoch()),
                 Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                 Integer.toString(attempt), Integer.toString(number), manifestKey, sha256, Long.toString(bytes),
-                Integer.toString(files), Integer.toString(keep)).thenApply(ArtifactRecords::commitResult);
+                Integer.toString(files), Integer.toString(keep), Long.toString(maxBytes)).thenApply(ArtifactRecords::commitResult);
     }
 
     private static CheckpointCommit commitResult(String reply) {
@@ -106,6 +107,18 @@ public final class ArtifactRecords {
         Replies.parse(noteJson);
         return CHECKPOINT.run(redis, keysOf(lease.getTaskId()), "restored", lease.getTaskId(),
                         Long.toString(lease.getEpoch()), workerId, sessionId, Integer.toString(attempt), noteJson)
+                .thenApply(reply -> "OK".equals(Replies.parse(reply).get("r").asText()));
+    }
+
+    /**
+     * Says in the task record why a checkpoint could not be committed ({@code TaskRecord#getArtifactError}),
+     * fenced as a commit is; the next checkpoint committed clears it.
+     *
+     * @return whether it was written (false: the attempt does not hold the task)
+     */
+    public CompletableFuture<Boolean> noteError(TaskLease lease, String workerId, String sessionId, String message) {
+        return CHECKPOINT.run(redis, keysOf(lease.getTaskId()), "error", lease.getTaskId(),
+                        Long.toString(lease.getEpoch()), workerId, sessionId, Objects.requireNonNull(message, "message"))
                 .thenApply(reply -> "OK".equals(Replies.parse(reply).get("r").asText()));
     }
 

@@ -22,6 +22,8 @@ public record CheckpointCommit(Status status, String id, List<CheckpointEntry> e
         DUPLICATE,
         /** A newer checkpoint is committed; nothing changed. */
         BEHIND,
+        /** The kept checkpoints would exceed the task's byte limit; said in the task record, nothing else changed. */
+        TOO_LARGE,
         /** The attempt does not hold the task (another epoch, another worker); nothing changed. */
         STALE,
         /** Another session of the worker holds the task; nothing changed. */

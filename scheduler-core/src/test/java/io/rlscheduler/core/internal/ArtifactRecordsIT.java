@@ -49,7 +49,7 @@ class ArtifactRecordsIT {
 
     private CheckpointCommit commit(TaskLease lease, String worker, String session, int n, int keep) {
         return join(artifacts.commit(lease, worker, session, 1, n, "tasks/t/checkpoints/e" + lease.getEpoch() + "-" + n
-                + ".manifest.json", "ab".repeat(32), 100L * n, n, keep));
+                + ".manifest.json", "ab".repeat(32), 100L * n, n, keep, 0));
     }
 
     @Test
@@ -85,7 +85,7 @@ class ArtifactRecordsIT {
                 .isEqualTo(CheckpointCommit.Status.STALE);
         assertThat(commit(lease, "w2", "s2", 2, 5).status()).isEqualTo(CheckpointCommit.Status.STALE);
         assertThat(commit(lease, "w1", "other-session", 2, 5).status()).isEqualTo(CheckpointCommit.Status.WRONG_SESSION);
-        assertThat(join(artifacts.commit(new TaskLease("nope", 1), "w1", "s", 1, 1, "k", "x", 1, 1, 1)).status())
+        assertThat(join(artifacts.commit(new TaskLease("nope", 1), "w1", "s", 1, 1, "k", "x", 1, 1, 1, 0)).status())
                 .isEqualTo(CheckpointCommit.Status.UNKNOWN_TASK);
         assertThat(join(artifacts.noteRestore(new TaskLease("t", lease.getEpoch() + 1), "w1", "s", 1, "{}"))).isFalse();
         assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::number).containsExactly(1);
@@ -107,7 +107,7 @@ class ArtifactRecordsIT {
         join(core.acknowledge(second, "w2", "s2"));
         assertThat(join(artifacts.noteRestore(second, "w2", "s2", 2, "{\"from\":\"e" + first.getEpoch() + "-1\"}"))).isTrue();
         // Number 1 of a later epoch is newer than number 1 of an earlier one.
-        assertThat(join(artifacts.commit(second, "w2", "s2", 2, 1, "m", "cd".repeat(32), 5, 1, 5)).status())
+        assertThat(join(artifacts.commit(second, "w2", "s2", 2, 1, "m", "cd".repeat(32), 5, 1, 5, 0)).status())
                 .isEqualTo(CheckpointCommit.Status.COMMITTED);
         assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::epoch)
                 .containsExactly(second.getEpoch(), first.getEpoch());
@@ -139,5 +139,23 @@ class ArtifactRecordsIT {
         assertThat(join(artifacts.publishStore("file:/srv/runs/"))).isNull();
         assertThat(join(artifacts.publishStore("s3://lab/runs"))).isEqualTo("file:/srv/runs/");
         assertThat(join(artifacts.publishedStore())).isEqualTo("s3://lab/runs");
+    }
+
+    @Test
+    void aCheckpointThatWouldTakeTheTaskOverItsByteLimitIsRefusedAndSaidInTheRecord() {
+        TaskLease lease = running("w1", "s");
+        assertThat(join(artifacts.commit(lease, "w1", "s", 1, 1, "m1", "ab".repeat(32), 600, 1, 2, 1000)).status())
+                .isEqualTo(CheckpointCommit.Status.COMMITTED);
+        // With two kept, 600 + 500 would be held together: over 1000.
+        CheckpointCommit over = join(artifacts.commit(lease, "w1", "s", 1, 2, "m2", "ab".repeat(32), 500, 1, 2, 1000));
+        assertThat(over.status()).isEqualTo(CheckpointCommit.Status.TOO_LARGE);
+        assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::number).containsExactly(1);
+        assertThat(CoreFixture.record(core, "t").getArtifactError())
+                .isEqualTo("checkpoint e" + lease.getEpoch() + "-2 not committed: the 2 kept checkpoints would hold 1100 bytes,"
+                        + " over the task's limit of 1000 bytes (maxCheckpointBytes)");
+        // One that fits is committed, and clears the error.
+        assertThat(join(artifacts.commit(lease, "w1", "s", 1, 3, "m3", "ab".repeat(32), 300, 1, 2, 1000)).status())
+                .isEqualTo(CheckpointCommit.Status.COMMITTED);
+        assertThat(CoreFixture.record(core, "t").getArtifactError()).isEmpty();
     }
 }

@@ -3,6 +3,7 @@ package io.rlscheduler.master.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rlscheduler.core.internal.Assignment;
 import io.rlscheduler.core.internal.Json;
+import io.rlscheduler.protocol.CheckpointPolicy;
 import io.rlscheduler.protocol.ExecuteTask;
 import io.rlscheduler.protocol.ResourceRequest;
 import java.io.IOException;
@@ -35,6 +36,8 @@ final class SpecReader {
                 .setParametersJson(spec.path("parameters").isObject() ? spec.get("parameters").toString() : "{}")
                 .setTimeoutMs(spec.path("timeoutMs").asLong(0))
                 .setOwner(spec.path("owner").asText(""))
+                .setCheckpoints(CheckpointPolicy.newBuilder().setKeep(spec.path("checkpointsKept").asInt(0))
+                        .setMaxBytes(spec.path("maxCheckpointBytes").asLong(0)))
                 .setResources(ResourceRequest.newBuilder()
                         .setGpus(a.getGpuIds().size()).addAllGpuIds(a.getGpuIds())
                         .setCpuSlots(a.getCpuSlots()).setMemoryBytes(a.getMemoryBytes()));

@@ -186,7 +186,9 @@ public final class AttemptRunner {
         Consumer<String> say = line -> output(attempt, LogStream.LOG_STREAM_STDERR, LineBlock.of(line));
         int number = attempt.getTask().getAttempt();
         String restored = artifacts.restorer().restore(attempt.getLease(), number, checkpointDir, say);
-        attempt.setCheckpoints(artifacts.committer().open(attempt.getLease(), number, checkpointDir, restored, say));
+        io.rlscheduler.protocol.CheckpointPolicy policy = attempt.getTask().getCheckpoints();
+        attempt.setCheckpoints(artifacts.committer().open(attempt.getLease(), number, checkpointDir, restored, say,
+                policy.getKeep(), policy.getMaxBytes()));
     }
 
     private void track(Attempt attempt) {

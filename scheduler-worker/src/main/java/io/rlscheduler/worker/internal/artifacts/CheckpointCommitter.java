@@ -79,10 +79,15 @@ public final class CheckpointCommitter {
      * @param restored    the fingerprint of the directory as the resume left it (so an unchanged
      *                    restored checkpoint is not committed again), or null
      * @param say         writes a line into the task's log
+     * @param keep        how many committed checkpoints the task keeps, 0 for the worker's setting
+     * @param maxBytes    the most bytes they may hold together, 0 for the worker's setting
      * @return the attempt's checkpoints
      */
-    public Slot open(TaskLease lease, int attempt, Path dir, String restored, Consumer<String> say) {
-        Slot s = new Slot(lease, attempt, dir, restored, say);
+    public Slot open(TaskLease lease, int attempt, Path dir, String restored, Consumer<String> say, int keep,
+                     long maxBytes) {
+        Slot s = new Slot(lease, attempt, dir, restored, say,
+                keep > 0 ? keep : transfers.options().getCheckpointsKept(),
+                maxBytes > 0 ? maxBytes : transfers.options().getMaxCheckpointBytes());
         open.add(s);
         return s;
     }
@@ -108,6 +113,8 @@ public final class CheckpointCommitter {
         private final int attempt;
         private final Path dir;
         private final Consumer<String> say;
+        private final int keep;
+        private final long maxBytes;
         // Guarded by this slot.
         private int next = 1;
         private Job inFlight;
@@ -120,7 +127,9 @@ public final class CheckpointCommitter {
         private String lastSeen;
         private long lastChange = System.nanoTime();
 
-        Slot(TaskLease lease, int attempt, Path dir, String restored, Consumer<String> say) {
+        Slot(TaskLease lease, int attempt, Path dir, String restored, Consumer<String> say, int keep, long maxBytes) {
+            this.keep = keep;
+            this.maxBytes = maxBytes;
             this.lease = lease;
             this.attempt = attempt;
             this.dir = dir;
@@ -198,7 +207,7 @@ public final class CheckpointCommitter {
 
         private FileListing.Result list(String path) throws IOException, FileListing.LimitExceeded {
             return FileListing.list(dir, path.isEmpty() ? dir : dir.resolve(path),
-                    transfers.options().getMaxCheckpointFiles(), transfers.options().getMaxCheckpointBytes());
+                    transfers.options().getMaxCheckpointFiles(), maxBytes);
         }
 
         /** The quiet-period check of an attempt that marks nothing itself; on a pipeline thread. */
@@ -263,9 +272,13 @@ public final class CheckpointCommitter {
                 snap = Snapshot.take(snapshots.resolve(lease.getTaskId() + "-" + id), listed);
                 wholeFingerprint = path.isEmpty() ? Snapshot.fingerprint(listed) : Snapshot.fingerprint(list(""));
             } catch (IOException | FileListing.LimitExceeded | UncheckedIOException e) {
-                String why2 = e instanceof FileListing.LimitExceeded ? e.getMessage() + " (the worker's checkpoint limits)"
-                        : e.getMessage();
+                String why2 = e instanceof FileListing.LimitExceeded ? e.getMessage()
+                        + " (the limits maxCheckpointFiles " + transfers.options().getMaxCheckpointFiles()
+                        + " and maxCheckpointBytes " + maxBytes + ")" : e.getMessage();
                 say.accept("rl-scheduler: checkpoint " + id + " not committed: " + why2);
+                if (e instanceof FileListing.LimitExceeded) {
+                    core.artifacts().noteError(lease, workerId, sessionId, "checkpoint " + id + " not committed: " + why2);
+                }
                 done.completeExceptionally(new SchedulerException("checkpoint " + id + " of task " + lease.getTaskId()
                         + " not committed: " + why2));
                 return done;
@@ -323,8 +336,8 @@ public final class CheckpointCommitter {
                 String manifestKey = RunLayout.checkpointManifest(task, job.id);
                 StoredObject m = transfers.store().put(manifestKey, manifest.toJson());
                 CheckpointCommit result = core.artifacts().commit(lease, workerId, sessionId, attempt, job.number,
-                        manifestKey, m.getSha256(), manifest.bytes(), entries.size(),
-                        transfers.options().getCheckpointsKept()).get(30, TimeUnit.SECONDS);
+                        manifestKey, m.getSha256(), manifest.bytes(), entries.size(), keep, maxBytes)
+                        .get(30, TimeUnit.SECONDS);
                 committed(job, result);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -358,6 +371,9 @@ public final class CheckpointCommitter {
                 }
                 case BEHIND -> discard(job, new SchedulerException("checkpoint " + job.id + " not committed: the newer "
                         + result.id() + " is committed"), true);
+                case TOO_LARGE -> discard(job, new SchedulerException("checkpoint " + job.id + " not committed: the "
+                        + keep + " kept checkpoints would exceed the task's limit of " + maxBytes
+                        + " bytes (maxCheckpointBytes; see the task record)"), true);
             }
         }
 

@@ -16,7 +16,8 @@ import java.util.List;
 /**
  * A checkpoint's files as they were when it was marked: hard links (a copy where the file system
  * has none) in a directory of the worker's own, so the script may go on and replace or delete its
- * files while they upload. A script that rewrites a file in place changes the linked file too;
+ * files while they upload. A file the script replaced (renamed over) since it printed the line is
+ * taken in its newer, whole version. A script that rewrites a file in place changes the linked file too;
  * {@link #changed()} sees it by size and time, and such a checkpoint is not committed.
  *
  * @param dir   the snapshot's directory
@@ -24,7 +25,7 @@ import java.util.List;
  */
 record Snapshot(Path dir, List<FileListing.Entry> files) {
 
-    /** Links or copies {@code listed} into {@code dir}; fails if a file changed while it was taken. */
+    /** Links or copies {@code listed} into {@code dir}. */
     static Snapshot take(Path dir, FileListing.Result listed) throws IOException {
         Files.createDirectories(dir);
         List<FileListing.Entry> taken = new ArrayList<>(listed.files().size());
@@ -37,11 +38,11 @@ record Snapshot(Path dir, List<FileListing.Entry> files) {
                 } catch (UnsupportedOperationException | IOException noLink) {
                     Files.copy(e.file(), target, LinkOption.NOFOLLOW_LINKS, StandardCopyOption.COPY_ATTRIBUTES);
                 }
+                // The link's own size and time, not the listing's: a file replaced by a rename since it
+                // was listed is linked whole in its newer version; one rewritten in place from now on
+                // is caught by changed().
                 BasicFileAttributes a = Files.readAttributes(target, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                if (a.size() != e.size() || a.lastModifiedTime().toMillis() != e.modifiedMillis()) {
-                    throw new IOException(e.path() + " changed while the checkpoint was taken");
-                }
-                taken.add(new FileListing.Entry(e.path(), target, e.size(), e.modifiedMillis()));
+                taken.add(new FileListing.Entry(e.path(), target, a.size(), a.lastModifiedTime().toMillis()));
             }
         } catch (IOException e) {
             delete(dir);
