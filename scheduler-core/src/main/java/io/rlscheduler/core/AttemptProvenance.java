@@ -13,7 +13,8 @@ import java.util.Objects;
  *
  * <p>The worker that holds the attempt computes it just after the attempt's script started and
  * stores it in Redis, fenced by the attempt's epoch: only the attempt that holds the task can write
- * its own provenance, so a stale attempt never overwrites it. Read with {@code TaskHandle.provenance()}.
+ * its own provenance, so a stale attempt never overwrites it. Read with
+ * {@code TaskHandle.provenance()} (or {@code LeaseCore#getProvenance(String)}).
  * An attempt that has none (it never started, or its worker could not reach Redis) is absent from
  * a task's list.
  *
@@ -133,7 +134,8 @@ public final class AttemptProvenance {
     }
 
     /**
-     * Returns the commit (40 hex digits) checked out in the git work tree the script file lies in,
+     * Returns the commit (40 hex digits; 64 in a SHA-256 repository) checked out in the git work
+     * tree the script file lies in,
      * or null when it lies in none, the tree has no commit yet, or git is missing or did not
      * answer in time.
      */

@@ -9,17 +9,15 @@
 --       never parsed here; see ProvenanceFormat)
 -- Returns a JSON array, one answer per write in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"UNKNOWN_TASK", epoch, state}
---   DUPLICATE: the attempt's provenance is stored already, exactly as given.
+--   DUPLICATE: the attempt's provenance is stored already (a replay); it is kept as it is.
 
 local function store(k_provenance, task_id, epoch, worker, session, json)
   local st = load_task(task_id)
   local denied = check_owned(st, epoch, worker, session)
   if denied then return denied end
-  if redis.call('HGET', k_provenance, st.attempt) == json then
-    return {r = 'DUPLICATE', epoch = st.epoch, state = st.state}
-  end
-  redis.call('HSET', k_provenance, st.attempt, json)
-  return {r = 'OK', epoch = st.epoch, state = st.state}
+  -- Only this attempt passes check_owned, so its field holds its own earlier write, if any.
+  local stored = redis.call('HSETNX', k_provenance, st.attempt, json)
+  return {r = stored == 1 and 'OK' or 'DUPLICATE', epoch = st.epoch, state = st.state}
 end
 
 local out = {}
