@@ -1,11 +1,13 @@
 package io.rlscheduler.worker.internal.provenance;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,8 +113,8 @@ final class GitWorkTree {
         return new State(commit, tracked.exitCode() != 0);
     }
 
-    private ShortCommand.Result git(Path dir, java.util.function.Predicate<String> stopAt, String... args) {
-        List<String> command = new java.util.ArrayList<>(args.length + 1);
+    private ShortCommand.Result git(Path dir, Predicate<String> stopAt, String... args) {
+        List<String> command = new ArrayList<>(args.length + 1);
         command.add(git);
         command.addAll(List.of(args));
         return ShortCommand.run(command, dir, ENVIRONMENT, TIMEOUT_MILLIS, false, stopAt);

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -64,7 +65,7 @@ final class ProvenanceProbe {
             sha256 = sha256(script);
             state = git.of(script);
         }
-        Map<Integer, String> uuids = new java.util.HashMap<>();
+        Map<Integer, String> uuids = new HashMap<>();
         for (GpuStatus gpu : gpus.get()) {
             if (!gpu.getUuid().isEmpty()) {
                 uuids.put(gpu.getIndex(), gpu.getUuid());

@@ -36,7 +36,7 @@ public final class ProvenanceRecorder implements TaskExecutor {
     /** The first pause before a failed provenance write is tried again; doubles after each try. */
     static final long RETRY_MIN_MILLIS = 200;
     /** The git command asked for the script's work tree: {@value}, looked up on the PATH. */
-    public static final String GIT = "git";
+    static final String GIT = "git";
 
     private final TaskExecutor executor;
     private final WorkerRuntime runtime;
