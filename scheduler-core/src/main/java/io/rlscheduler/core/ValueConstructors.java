@@ -36,4 +36,9 @@ final class ValueConstructors extends ValueFactory {
     protected WorkerInfo workerInfo(String workerId, String sessionId, Map<String, String> labels, WorkerState state, int cpuSlots, long memoryBytes, List<Integer> gpuIds, int freeCpuSlots, long freeMemoryBytes, List<Integer> freeGpuIds, List<TaskLease> tasks, long lastHeartbeatMillis, long livenessDeadlineMillis) {
         return new WorkerInfo(workerId, sessionId, labels, state, cpuSlots, memoryBytes, gpuIds, freeCpuSlots, freeMemoryBytes, freeGpuIds, tasks, lastHeartbeatMillis, livenessDeadlineMillis);
     }
+
+    @Override
+    protected AttemptProvenance attemptProvenance(String taskId, int attempt, long epoch, String workerId, String hostname, String scriptFile, String scriptSha256, String gitCommit, boolean gitDirty, String interpreter, String interpreterVersion, List<Integer> gpuIds, List<String> gpuUuids) {
+        return new AttemptProvenance(taskId, attempt, epoch, workerId, hostname, scriptFile, scriptSha256, gitCommit, gitDirty, interpreter, interpreterVersion, gpuIds, gpuUuids);
+    }
 }

@@ -11,7 +11,8 @@
  *       {@link io.rlscheduler.core.TaskState} (one transition table, the same in Java and in the
  *       scripts) and history of {@link io.rlscheduler.core.TaskTransition}s, pages of records
  *       ({@link io.rlscheduler.core.TaskPage}), and the {@link io.rlscheduler.core.TaskEvent}s of
- *       the event stream.</li>
+ *       the event stream; the provenance of each attempt, the code it ran and where
+ *       ({@link io.rlscheduler.core.AttemptProvenance}).</li>
  *   <li>Workers: {@link io.rlscheduler.core.WorkerInfo} with its
  *       {@link io.rlscheduler.core.WorkerState} and the {@link io.rlscheduler.core.TaskLease}s it
  *       holds, and the outcome of removing one ({@link io.rlscheduler.core.WorkerRemoval},

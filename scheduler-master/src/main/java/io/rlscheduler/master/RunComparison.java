@@ -1,6 +1,7 @@
 package io.rlscheduler.master;
 
 import io.rlscheduler.core.internal.Json;
+import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
@@ -19,7 +20,9 @@ import java.util.TreeSet;
  * Runs side by side, from {@link SchedulerMaster#compare}: what each task was given (script and
  * parameters, exactly as submitted) and what it reported (its state and final metrics, the latest
  * value of each key its script printed in {@code RLS_METRIC} lines), with the parameters that
- * differ between them picked out. A snapshot of the task records at the call. Immutable.
+ * differ between them picked out, and the code each ran: the provenance of its attempts
+ * ({@link AttemptProvenance}), with runs whose code differed flagged ({@link #isCodeDiffering()}).
+ * A snapshot of the task records at the call. Immutable.
  *
  * <p>Parameters are equal when the script gets the same value: whole numbers by value, numbers
  * with a fraction or exponent by value, text and booleans exactly; {@code 300} and {@code 300.0}
@@ -34,18 +37,21 @@ public final class RunComparison {
     public static final int MAX_RUNS = 1000;
 
 
-    /** One run: the task's script, parameters, state and final metrics. Immutable. */
+    /** One run: the task's script, parameters, state, final metrics and its attempts' provenance. Immutable. */
     public static final class Run {
         private final TaskRecord record;
         private final String script;
         private final Map<String, Object> parameters;
         private final Map<String, Object> finalMetrics;
+        private final List<AttemptProvenance> provenance;
 
-        private Run(TaskRecord record, String script, Map<String, Object> parameters, Map<String, Object> finalMetrics) {
+        private Run(TaskRecord record, String script, Map<String, Object> parameters, Map<String, Object> finalMetrics,
+                    List<AttemptProvenance> provenance) {
             this.record = record;
             this.script = script;
             this.parameters = Collections.unmodifiableMap(parameters);
             this.finalMetrics = Collections.unmodifiableMap(finalMetrics);
+            this.provenance = List.copyOf(provenance);
         }
 
         /** Returns the task id. */
@@ -60,6 +66,11 @@ public final class RunComparison {
         public Map<String, Object> getFinalMetrics() { return finalMetrics; }
         /** Returns the task's full record. */
         public TaskRecord getRecord() { return record; }
+        /**
+         * Returns the provenance of its attempts, oldest first: the code each ran and where (see
+         * {@link TaskHandle#provenance()}); empty while none has been recorded (a queued run).
+         */
+        public List<AttemptProvenance> getProvenance() { return provenance; }
 
         @Override
         public String toString() {
@@ -72,6 +83,7 @@ public final class RunComparison {
     private final List<String> varyingParameters;
     private final List<String> metricNames;
     private final boolean scriptsDiffer;
+    private final boolean codeDiffering;
 
     private RunComparison(List<Run> runs) {
         this.runs = List.copyOf(runs);
@@ -96,16 +108,27 @@ public final class RunComparison {
         this.varyingParameters = List.copyOf(varying);
         this.metricNames = List.copyOf(metrics);
         this.scriptsDiffer = runs.stream().map(Run::getScript).distinct().count() > 1;
+        this.codeDiffering = codeDiffers(runs.stream().flatMap(r -> r.provenance.stream()).toList());
+    }
+
+    /** Whether two of these attempts ran different code ({@link AttemptProvenance#hasSameCode}). */
+    private static boolean codeDiffers(List<AttemptProvenance> attempts) {
+        return attempts.stream().anyMatch(p -> !p.hasSameCode(attempts.get(0)));
     }
 
     /**
      * Builds a comparison of the given task records, in their order.
      *
+     * @param provenance for each record, its attempts' provenance, oldest first
      * @throws SchedulerException if a record's spec or final metrics are not a JSON object (not
      *                            written by this library: a record edited by hand)
      */
-    static RunComparison of(List<TaskRecord> records) {
+    static RunComparison of(List<TaskRecord> records, List<List<AttemptProvenance>> provenance) {
+        if (provenance.size() != records.size()) {
+            throw new IllegalArgumentException("one provenance list per record: " + records.size() + ", " + provenance.size());
+        }
         List<Run> runs = new ArrayList<>(records.size());
+        java.util.Iterator<List<AttemptProvenance>> attempts = provenance.iterator();
         for (TaskRecord record : records) {
             Map<String, Object> spec = object(record, "spec", record.getSpecJson());
             Map<String, Object> parameters = new LinkedHashMap<>();
@@ -114,7 +137,7 @@ public final class RunComparison {
             }
             Map<String, Object> metrics = new LinkedHashMap<>();
             object(record, "final metrics", record.getFinalMetricsJson()).forEach((k, v) -> metrics.put(k, freeze(v)));
-            runs.add(new Run(record, String.valueOf(spec.getOrDefault("script", "")), parameters, metrics));
+            runs.add(new Run(record, String.valueOf(spec.getOrDefault("script", "")), parameters, metrics, attempts.next()));
         }
         return new RunComparison(runs);
     }
@@ -200,6 +223,15 @@ public final class RunComparison {
     public List<String> getMetricNames() { return metricNames; }
 
     /**
+     * Returns whether the runs' code differed: two of their recorded attempts (of two runs, or two
+     * attempts of one run) differ in the script's SHA-256, the git commit of its work tree, or
+     * whether that tree was dirty ({@link AttemptProvenance#hasSameCode}). Runs without recorded
+     * provenance are not counted; so false when none has any. Runs of one spec may differ when
+     * their workers' copies of the script differ, or the script changed between them.
+     */
+    public boolean isCodeDiffering() { return codeDiffering; }
+
+    /**
      * Returns the run with the best numeric value of a final metric: the highest, or the lowest
      * when {@code higherIsBetter} is false; among equals, the first in order. Runs that did not
      * report it as a number (or reported NaN) are left out; empty when none did. A value too large
@@ -222,14 +254,20 @@ public final class RunComparison {
     }
 
     /**
-     * Returns the comparison as a plain-text table: a line with the parameters all runs share,
-     * then one row per run with its task id, state, script (when they differ), the parameters
+     * Returns the comparison as a plain-text table: a line with the parameters all runs share
+     * (and the code they ran, when it is known and the same), then one row per run with its task
+     * id, state, script (when they differ), code (when it differs: the latest attempt's script
+     * SHA-256 and git commit, shortened, {@code +dirty} for a dirty tree, and
+     * {@code (attempts differ)} when the run's own attempts ran different code), the parameters
      * that differ and every final metric ({@code -} where a run has none).
      */
     public String toTable() {
         List<String> header = new ArrayList<>(List.of("task", "state"));
         if (scriptsDiffer) {
             header.add("script");
+        }
+        if (codeDiffering) {
+            header.add("code");
         }
         varyingParameters.forEach(p -> header.add(oneLine(p)));
         metricNames.forEach(m -> header.add(oneLine(m)));
@@ -239,6 +277,10 @@ public final class RunComparison {
             List<String> row = new ArrayList<>(List.of(r.getTaskId(), r.getState().name()));
             if (scriptsDiffer) {
                 row.add(oneLine(r.script));
+            }
+            if (codeDiffering) {
+                row.add(r.provenance.isEmpty() ? "-" : code(r.provenance.get(r.provenance.size() - 1))
+                        + (codeDiffers(r.provenance) ? " (attempts differ)" : ""));
             }
             varyingParameters.forEach(p -> row.add(text(r.parameters, p)));
             metricNames.forEach(m -> row.add(text(r.finalMetrics, m)));
@@ -256,6 +298,11 @@ public final class RunComparison {
         if (!scriptsDiffer) {
             out.append(" of ").append(oneLine(runs.get(0).script));
         }
+        if (codeDiffering) {
+            out.append(", their code differing");
+        } else {
+            runs.stream().flatMap(r -> r.provenance.stream()).findFirst().ifPresent(p -> out.append(" at ").append(code(p)));
+        }
         out.append("; the same in all: ").append(commonParameters.isEmpty() ? "(no parameter)" : commonParameters.entrySet()
                 .stream().map(e -> e.getKey() + "=" + oneLine(String.valueOf(e.getValue()))).reduce((a, b) -> a + ", " + b).orElse("")).append('\n');
         for (List<String> row : rows) {
@@ -266,6 +313,23 @@ public final class RunComparison {
             out.append(line.toString().stripTrailing()).append('\n');
         }
         return out.toString();
+    }
+
+    /** The code an attempt ran, shortened for a table: {@code sha256:<12 hex> git:<12 hex>[+dirty]}. */
+    private static String code(AttemptProvenance p) {
+        if (p.getScriptSha256() == null && p.getGitCommit() == null) {
+            return p.getScriptFile() == null ? "(no script file)" : "(script unreadable)";
+        }
+        StringBuilder code = new StringBuilder();
+        code.append("sha256:").append(p.getScriptSha256() == null ? "?" : shortened(p.getScriptSha256()));
+        if (p.getGitCommit() != null) {
+            code.append(" git:").append(shortened(p.getGitCommit())).append(p.isGitDirty() ? "+dirty" : "");
+        }
+        return oneLine(code.toString());
+    }
+
+    private static String shortened(String hex) {
+        return hex.length() <= 12 ? hex : hex.substring(0, 12);
     }
 
     private static String text(Map<String, Object> values, String name) {

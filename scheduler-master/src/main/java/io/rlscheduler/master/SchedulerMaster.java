@@ -2,6 +2,7 @@ package io.rlscheduler.master;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.SchedulerException;
 import io.rlscheduler.core.SchedulerTimeoutException;
@@ -378,6 +379,12 @@ public final class SchedulerMaster implements AutoCloseable {
     TaskWatcher watcher() {
         requireRunning();
         return watcher;
+    }
+
+    /** The provenance of a task's attempts (see {@link TaskHandle#provenance()}). */
+    List<AttemptProvenance> provenance(String taskId) {
+        requireRunning();
+        return queries.provenance(taskId);
     }
 
     /** Follows a task's log (see {@link TaskHandle#followLogs}); a log whose task ended unseen by this master is ended. */

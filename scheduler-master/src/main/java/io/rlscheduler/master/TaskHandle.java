@@ -1,18 +1,20 @@
 package io.rlscheduler.master;
 
+import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.internal.CancelResult;
 import io.rlscheduler.core.internal.CancelStatus;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * A submitted task, seen from the master's API: its state, the future of its result, cancel, and
- * its log. Cheap; any number of handles may refer to one task. Thread-safe.
+ * A submitted task, seen from the master's API: its state, the future of its result, cancel, its
+ * log, and the provenance of its attempts. Cheap; any number of handles may refer to one task. Thread-safe.
  */
 public final class TaskHandle {
 
@@ -116,6 +118,23 @@ public final class TaskHandle {
      */
     public PendingReason whyPending() {
         return master.whyPending(taskId);
+    }
+
+    /**
+     * Returns the provenance of the task's attempts, read from Redis, by attempt number: for each,
+     * the worker and its hostname, the script file as resolved on that machine with its SHA-256,
+     * the git commit of its work tree and whether the tree was dirty, the interpreter and its
+     * version, and the GPUs it was given with their UUIDs (see {@link AttemptProvenance}). Each
+     * attempt's worker records it just after the attempt's script started, fenced by the
+     * attempt's epoch, in a Redis hash of the task's own rather than in the task record; so an
+     * attempt that has just started may not have it yet, and one whose worker could not store it
+     * is left out.
+     *
+     * @return the attempts' provenance, oldest first; empty while none has been recorded
+     * @throws TaskNotFoundException if the task does not exist
+     */
+    public List<AttemptProvenance> provenance() {
+        return master.provenance(taskId);
     }
 
     /** Returns the task's current record if it exists. */

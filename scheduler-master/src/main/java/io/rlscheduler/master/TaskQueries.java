@@ -1,5 +1,6 @@
 package io.rlscheduler.master;
 
+import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskRecord;
@@ -16,7 +17,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The queries that read several records and judge them: runs side by side
- * ({@link SchedulerMaster#compare}) and why a task waits ({@link SchedulerMaster#whyPending}).
+ * ({@link SchedulerMaster#compare}), why a task waits ({@link SchedulerMaster#whyPending}), and the
+ * provenance of a task's attempts ({@link TaskHandle#provenance()}).
  * Blocks the caller while Redis answers, each answer bounded by the API timeout.
  */
 final class TaskQueries {
@@ -51,8 +53,10 @@ final class TaskQueries {
                 throw new IllegalArgumentException("task id " + id + " is given twice");
             }
         }
+        List<CompletableFuture<List<AttemptProvenance>>> provenanceReads = new java.util.ArrayList<>(taskIds.size());
         for (String id : taskIds) {
             reads.add(core.getTask(id));
+            provenanceReads.add(core.getProvenance(id));
         }
         List<TaskRecord> records = new java.util.ArrayList<>(taskIds.size());
         java.util.Iterator<String> ids = taskIds.iterator();
@@ -60,7 +64,21 @@ final class TaskQueries {
             String id = ids.next();
             records.add(await(read).orElseThrow(() -> new TaskNotFoundException(id)));
         }
-        return RunComparison.of(records);
+        List<List<AttemptProvenance>> provenance = new java.util.ArrayList<>(taskIds.size());
+        for (CompletableFuture<List<AttemptProvenance>> read : provenanceReads) {
+            provenance.add(await(read));
+        }
+        return RunComparison.of(records, provenance);
+    }
+
+    /** The provenance of a task's attempts, by attempt number; the task's existence is read only when it has none. */
+    List<AttemptProvenance> provenance(String taskId) {
+        TaskIds.require(taskId, "task id");
+        List<AttemptProvenance> attempts = await(core.getProvenance(taskId));
+        if (attempts.isEmpty() && await(core.getTask(taskId)).isEmpty()) {
+            throw new TaskNotFoundException(taskId);
+        }
+        return attempts;
     }
 
     PendingReason whyPending(String taskId) {

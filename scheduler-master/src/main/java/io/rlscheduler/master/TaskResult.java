@@ -8,6 +8,7 @@ import java.util.Map;
 
 /**
  * How a task ended: its final state, exit code, final metrics and where its last attempt ran.
+ * The code each attempt ran is not part of it: {@link TaskHandle#provenance()} reads it.
  * Immutable and thread-safe.
  */
 public final class TaskResult {

@@ -179,7 +179,8 @@ public final class PythonTaskExecutor implements TaskExecutor {
         LOG.info("{}: started {} (pid {}, GPUs [{}])", name, script, process.pid(),
                 environment.get(TaskEnvironment.CUDA_VISIBLE_DEVICES));
         String threadPrefix = "rls-task-" + context.getTaskId() + "-" + context.getAttempt();
-        ProcessExecution execution = ProcessExecution.start(name, threadPrefix, process, pgidFile, gracePeriod, output);
+        ProcessExecution execution = ProcessExecution.start(name, threadPrefix, process, script, python, pgidFile,
+                gracePeriod, output);
         running.put(pgidFile, execution);
         execution.completion().whenComplete((r, t) -> running.remove(pgidFile, execution));
         return execution;

@@ -27,6 +27,7 @@ import io.rlscheduler.worker.internal.WorkerRuntime;
 import io.rlscheduler.worker.internal.artifacts.WorkerArtifacts;
 import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.ArtifactStores;
+import io.rlscheduler.worker.internal.provenance.ProvenanceRecorder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,7 +59,10 @@ import org.slf4j.LoggerFactory;
  * <p>What it does for every attempt: confirms the assignment in Redis (fenced by its epoch),
  * prepares a run directory per attempt and a checkpoint directory per task, starts the attempt
  * with the {@link TaskExecutor} (by default {@link PythonTaskExecutor}: a python3 process group
- * under a launcher that kills the group if this JVM dies), streams its output lines to the master
+ * under a launcher that kills the group if this JVM dies), records its provenance in Redis once it
+ * started (the script file's SHA-256, the git commit and state of its work tree, the interpreter's
+ * version, the hostname, the GPUs' UUIDs: {@link io.rlscheduler.core.AttemptProvenance}; computed
+ * on a task thread, never holding the start up), streams its output lines to the master
  * with sequence numbers (kept until acknowledged, resent after a reconnect), collects its
  * {@code RLS_METRIC} lines, enforces its timeout, stops it on cancel, and records how it ended in
  * Redis, with the number of lines it printed: the masters learn of the end from that record's
@@ -219,7 +223,8 @@ public final class SchedulerWorker implements AutoCloseable {
 
             artifacts = openArtifacts();
             LogShipper shipper = new LogShipper(runtime, attempts);
-            runner = new AttemptRunner(runtime, attempts, executor, runDirectories, shipper,
+            TaskExecutor recorded = new ProvenanceRecorder(executor, runtime, probe::lastGpus);
+            runner = new AttemptRunner(runtime, attempts, recorded, runDirectories, shipper,
                     new EndRecorder(runtime), fenceAfter, lifecycle::isRunning, artifacts);
             LeaseKeeper leases = new LeaseKeeper(runtime, registration, attempts, probe, runner::stop);
 

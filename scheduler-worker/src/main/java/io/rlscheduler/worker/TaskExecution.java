@@ -1,6 +1,8 @@
 package io.rlscheduler.worker;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /** One running attempt, as started by a {@link TaskExecutor}. Thread-safe. */
@@ -29,5 +31,27 @@ public interface TaskExecution {
      * keepalives stop coming (a frozen or stuck worker). Must not block. The default does nothing.
      */
     default void keepAlive() {
+    }
+
+    /**
+     * Returns the file this attempt runs, as resolved on this machine (absolute, symbolic links
+     * followed): for the attempt's provenance, the worker takes its SHA-256 and asks git for the
+     * commit and state of the work tree it lies in, after the attempt started and without holding
+     * it up. {@link PythonTaskExecutor} returns the script it started. The default, for an executor
+     * that runs no file (its work inside this JVM), is empty: the provenance then holds only the
+     * worker's hostname and the attempt's GPUs.
+     */
+    default Optional<Path> getScriptFile() {
+        return Optional.empty();
+    }
+
+    /**
+     * Returns the program that runs {@link #getScriptFile()}, as a command name looked up on the
+     * worker's PATH or a path: for the attempt's provenance, the worker records the first line it
+     * prints for {@code --version}, asked once per interpreter and worker. {@link PythonTaskExecutor}
+     * returns its python executable. Empty (the default) when none.
+     */
+    default Optional<String> getInterpreter() {
+        return Optional.empty();
     }
 }

@@ -88,4 +88,7 @@ public final class Keys {
     public String claimRequest(String requestId) {
         return prefix + "request:claim:" + requestId;
     }
+
+    /** Returns the hash of a task's attempts' provenance: attempt number -> JSON (ProvenanceFormat). */
+    public String provenance(String taskId) { return prefix + "provenance:" + taskId; }
 }

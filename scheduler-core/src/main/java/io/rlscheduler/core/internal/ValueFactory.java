@@ -1,5 +1,6 @@
 package io.rlscheduler.core.internal;
 
+import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskPage;
@@ -15,7 +16,8 @@ import java.util.Map;
 /**
  * Creates for this package the values of {@code io.rlscheduler.core} whose constructors are
  * not API:
- * {@link TaskRecord}, {@link TaskPage}, {@link TaskTransition}, {@link TaskEvent}, {@link WorkerInfo}.
+ * {@link TaskRecord}, {@link TaskPage}, {@link TaskTransition}, {@link TaskEvent}, {@link WorkerInfo},
+ * {@link AttemptProvenance}.
  * The one implementation lives in that package and installs itself when {@link TaskRecord}
  * is initialized; {@link #get()} initializes it first. Thread-safe.
  */
@@ -71,4 +73,7 @@ public abstract class ValueFactory {
 
     /** Returns a new {@link WorkerInfo} of these values, as its constructor does. */
     protected abstract WorkerInfo workerInfo(String workerId, String sessionId, Map<String, String> labels, WorkerState state, int cpuSlots, long memoryBytes, List<Integer> gpuIds, int freeCpuSlots, long freeMemoryBytes, List<Integer> freeGpuIds, List<TaskLease> tasks, long lastHeartbeatMillis, long livenessDeadlineMillis);
+
+    /** Returns a new {@link AttemptProvenance} of these values, as its constructor does. */
+    protected abstract AttemptProvenance attemptProvenance(String taskId, int attempt, long epoch, String workerId, String hostname, String scriptFile, String scriptSha256, String gitCommit, boolean gitDirty, String interpreter, String interpreterVersion, List<Integer> gpuIds, List<String> gpuUuids);
 }

@@ -18,7 +18,8 @@
  *       arguments in place ({@link io.rlscheduler.core.internal.Utf8Codec}), the reading of script
  *       replies into the core's types ({@code Replies}, with the value constructors of
  *       {@link io.rlscheduler.core.internal.ValueFactory}), the translation of Redis failures into
- *       the core's exceptions ({@link io.rlscheduler.core.internal.RedisFailures}), and the JVM's one
+ *       the core's exceptions ({@link io.rlscheduler.core.internal.RedisFailures}), the stored form
+ *       of an attempt's provenance ({@link io.rlscheduler.core.internal.ProvenanceFormat}), and the JVM's one
  *       set of Lettuce threads ({@link io.rlscheduler.core.internal.SharedClientResources}).</li>
  *   <li>Helpers the master and the worker share: JSON ({@link io.rlscheduler.core.internal.Json}),
  *       metric lines ({@link io.rlscheduler.core.internal.MetricLines}), the reserved environment

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +50,8 @@ public final class ProcessExecution implements TaskExecution {
 
     private final String taskName;
     private final Process launcher;
+    private final Path script;
+    private final String interpreter;
     private final long pgid;
     private final Path pgidFile;
     private final long launcherGraceMillis;
@@ -60,10 +63,12 @@ public final class ProcessExecution implements TaskExecution {
     private final List<String> problems = new ArrayList<>();
     private final List<ScheduledFuture<?>> timers = new ArrayList<>();
 
-    private ProcessExecution(String taskName, Process launcher, Path pgidFile, Duration launcherGrace,
-                             TaskOutput output) {
+    private ProcessExecution(String taskName, Process launcher, Path script, String interpreter, Path pgidFile,
+                             Duration launcherGrace, TaskOutput output) {
         this.taskName = taskName;
         this.launcher = launcher;
+        this.script = script;
+        this.interpreter = interpreter;
         this.pgid = launcher.pid();
         this.pgidFile = pgidFile;
         this.launcherGraceMillis = launcherGrace.toMillis();
@@ -78,13 +83,16 @@ public final class ProcessExecution implements TaskExecution {
      * @param taskName      names the attempt in log messages
      * @param threadPrefix  prefix of the reader threads' names
      * @param launcher      the launcher process, its three streams piped
+     * @param script        the script file the launcher runs (its real path)
+     * @param interpreter   the interpreter that runs it
      * @param pgidFile      the launcher's pgid file, deleted at the end if the launcher left it
      * @param launcherGrace the grace period the launcher was given
      * @param output        receives the output lines
      */
-    public static ProcessExecution start(String taskName, String threadPrefix, Process launcher, Path pgidFile,
-                                         Duration launcherGrace, TaskOutput output) {
-        ProcessExecution execution = new ProcessExecution(taskName, launcher, pgidFile, launcherGrace, output);
+    public static ProcessExecution start(String taskName, String threadPrefix, Process launcher, Path script,
+                                         String interpreter, Path pgidFile, Duration launcherGrace, TaskOutput output) {
+        ProcessExecution execution = new ProcessExecution(taskName, launcher, script, interpreter, pgidFile, launcherGrace,
+                output);
         execution.startReader(execution.stdout, threadPrefix + "-stdout");
         execution.startReader(execution.stderr, threadPrefix + "-stderr");
         launcher.onExit().whenComplete((p, t) -> Supervisor.execute(execution::launcherExited));
@@ -100,6 +108,16 @@ public final class ProcessExecution implements TaskExecution {
     /** Returns the launcher's pid, which is also the attempt's process-group id. */
     public long getPgid() {
         return pgid;
+    }
+
+    @Override
+    public Optional<Path> getScriptFile() {
+        return Optional.of(script);
+    }
+
+    @Override
+    public Optional<String> getInterpreter() {
+        return Optional.of(interpreter);
     }
 
     @Override

@@ -94,6 +94,14 @@ public final class ResourceProbe implements AutoCloseable {
     }
 
     /**
+     * Returns the GPUs of the last probe, without probing: empty before the first probe finished,
+     * and where nvidia-smi is missing or failed.
+     */
+    public List<GpuStatus> lastGpus() {
+        return lastGpus;
+    }
+
+    /**
      * Returns the GPUs nvidia-smi reports, or an empty list if it is missing, fails or takes over
      * {@value #NVIDIA_SMI_TIMEOUT_SECONDS} s. Waits for it: for the worker's start, and the probe thread.
      */

@@ -37,6 +37,8 @@
  *       arguments.</li>
  *   <li>The machine: {@link io.rlscheduler.worker.internal.ResourceProbe} reads its resources
  *       (processors, memory, GPUs through nvidia-smi).</li>
+ *   <li>Provenance: {@code io.rlscheduler.worker.internal.provenance} records the code each
+ *       attempt runs and where (script hash, git, interpreter, hostname, GPU UUIDs).</li>
  * </ul>
  */
 package io.rlscheduler.worker.internal;

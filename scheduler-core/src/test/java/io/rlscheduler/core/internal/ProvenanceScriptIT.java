@@ -1,0 +1,172 @@
+package io.rlscheduler.core.internal;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.AttemptProvenance;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.rlscheduler.core.internal.CoreFixture.join;
+import static io.rlscheduler.core.internal.CoreFixture.lease;
+import static io.rlscheduler.core.internal.CoreFixture.record;
+import static io.rlscheduler.core.internal.CoreFixture.requestId;
+import static io.rlscheduler.core.internal.CoreFixture.task;
+import static io.rlscheduler.core.internal.CoreFixture.worker;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** provenance.lua against a real Redis: the holder's provenance is stored; nobody else's is. */
+class ProvenanceScriptIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private static final String SHA = "a".repeat(64);
+    private static final String COMMIT = "c".repeat(40);
+
+    private LeaseCore core;
+    private RedisClient client;
+    private RedisNamespace ns;
+
+    @BeforeEach
+    void open(RedisClient client, RedisNamespace ns) {
+        core = CoreFixture.core(client, ns);
+        this.client = client;
+        this.ns = ns;
+    }
+
+    @AfterEach
+    void close() {
+        core.close();
+    }
+
+    private TaskLease claimOne(String worker, String session) {
+        ClaimResult claim = join(core.claim(worker, session, 1, requestId()));
+        assertThat(claim.getAssignments()).hasSize(1);
+        return lease(claim.getAssignments().get(0));
+    }
+
+    private static AttemptProvenance provenance(TaskLease lease, int attempt, String worker, String sha) {
+        return ProvenanceFormat.of(lease.getTaskId(), attempt, lease.getEpoch(), worker, "box-1", "/scripts/train.py", sha,
+                COMMIT, true, "python3", "Python 3.11.7", List.of(0, 1), Arrays.asList("GPU-0000", null));
+    }
+
+    private Map<String, String> stored(String taskId) {
+        try (var connection = client.connect()) {
+            return connection.sync().hgetall(new Keys(ns.name()).provenance(taskId));
+        }
+    }
+
+    @Test
+    void theHoldersProvenanceIsStoredUnderItsAttemptAndReadBackAsWritten() {
+        join(core.register(worker("w1", "s1", 0, 1)));
+        join(core.submit(task("t1", 2)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+        String before = record(core, "t1").toString();
+
+        WriteResult written = join(core.recordProvenance(provenance(lease, 1, "w1", SHA), "s1"));
+
+        assertThat(written.getStatus()).isEqualTo(WriteStatus.APPLIED);
+        assertThat(record(core, "t1").toString()).as("the task record is not written").isEqualTo(before);
+        assertThat(stored("t1")).containsOnlyKeys("1");
+        List<AttemptProvenance> read = join(core.getProvenance("t1"));
+        assertThat(read).singleElement().satisfies(p -> {
+            assertThat(p.getTaskId()).isEqualTo("t1");
+            assertThat(p.getAttempt()).isEqualTo(1);
+            assertThat(p.getEpoch()).isEqualTo(lease.getEpoch());
+            assertThat(p.getWorkerId()).isEqualTo("w1");
+            assertThat(p.getHostname()).isEqualTo("box-1");
+            assertThat(p.getScriptFile()).isEqualTo("/scripts/train.py");
+            assertThat(p.getScriptSha256()).isEqualTo(SHA);
+            assertThat(p.getGitCommit()).isEqualTo(COMMIT);
+            assertThat(p.isGitDirty()).isTrue();
+            assertThat(p.getInterpreter()).isEqualTo("python3");
+            assertThat(p.getInterpreterVersion()).isEqualTo("Python 3.11.7");
+            assertThat(p.getGpus()).extracting(AttemptProvenance.Gpu::getIndex).containsExactly(0, 1);
+            assertThat(p.getGpus()).extracting(AttemptProvenance.Gpu::getUuid).containsExactly("GPU-0000", null);
+        });
+        assertThat(join(core.recordProvenance(provenance(lease, 1, "w1", SHA), "s1")).getStatus())
+                .isEqualTo(WriteStatus.DUPLICATE);
+    }
+
+    @Test
+    void anAttemptThatRanNoFileHasOnlyItsHostAndGpus() {
+        join(core.register(worker("w1", "s1", 3)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+        AttemptProvenance inJvm = ProvenanceFormat.of("t1", 1, lease.getEpoch(), "w1", "box-1", null, null, null, true,
+                null, null, List.of(3), Arrays.asList((String) null));
+
+        assertThat(join(core.recordProvenance(inJvm, "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
+
+        assertThat(stored("t1").get("1")).isEqualTo("{\"epoch\":\"" + lease.getEpoch()
+                + "\",\"worker\":\"w1\",\"host\":\"box-1\",\"gpus\":[{\"index\":3}]}");
+        AttemptProvenance read = join(core.getProvenance("t1")).get(0);
+        assertThat(read.getScriptFile()).isNull();
+        assertThat(read.getScriptSha256()).isNull();
+        assertThat(read.getGitCommit()).isNull();
+        assertThat(read.isGitDirty()).as("no commit, so not dirty").isFalse();
+        assertThat(read.getInterpreter()).isNull();
+        assertThat(read.getGpus()).singleElement().satisfies(g -> {
+            assertThat(g.getIndex()).isEqualTo(3);
+            assertThat(g.getUuid()).isNull();
+        });
+    }
+
+    @Test
+    void aStaleEpochAForeignWorkerOrSessionAndAnUnknownTaskStoreNothing() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.register(worker("w2", "s2", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+
+        TaskLease stale = new TaskLease("t1", lease.getEpoch() - 1);
+        assertThat(join(core.recordProvenance(provenance(stale, 1, "w1", SHA), "s1")).getStatus())
+                .isEqualTo(WriteStatus.STALE);
+        assertThat(join(core.recordProvenance(provenance(lease, 1, "w2", SHA), "s2")).getStatus())
+                .isEqualTo(WriteStatus.STALE);
+        assertThat(join(core.recordProvenance(provenance(lease, 1, "w1", SHA), "s-other")).getStatus())
+                .isEqualTo(WriteStatus.WRONG_SESSION);
+        assertThat(join(core.recordProvenance(provenance(new TaskLease("nope", lease.getEpoch()), 1, "w1", SHA), "s1"))
+                .getStatus()).isEqualTo(WriteStatus.UNKNOWN_TASK);
+
+        assertThat(stored("t1")).isEmpty();
+        assertThat(stored("nope")).isEmpty();
+        assertThat(join(core.getProvenance("t1"))).isEmpty();
+    }
+
+    @Test
+    void anAttemptThatLostTheTaskCannotOverwriteTheNextAttemptsProvenance() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease first = claimOne("w1", "s1");
+        join(core.acknowledge(first, "w1", "s1"));
+        assertThat(join(core.recordProvenance(provenance(first, 1, "w1", SHA), "s1")).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+        // A new session of the worker: the old one's task is taken back and claimed again.
+        assertThat(join(core.register(worker("w1", "s2", 0))).getRequeued()).containsExactly("t1");
+        TaskLease second = claimOne("w1", "s2");
+        join(core.acknowledge(second, "w1", "s2"));
+        assertThat(join(core.recordProvenance(provenance(second, 2, "w1", "b".repeat(64)), "s2")).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+
+        // The first attempt's write comes late, changed: refused, both attempts as they were.
+        assertThat(join(core.recordProvenance(provenance(first, 1, "w1", "d".repeat(64)), "s1")).getStatus())
+                .isEqualTo(WriteStatus.STALE);
+        join(core.finish(second, "w1", "s2", TaskState.SUCCEEDED, 0, null, null));
+        assertThat(join(core.getProvenance("t1"))).extracting(AttemptProvenance::getAttempt, AttemptProvenance::getEpoch,
+                AttemptProvenance::getScriptSha256).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(1, first.getEpoch(), SHA),
+                org.assertj.core.groups.Tuple.tuple(2, second.getEpoch(), "b".repeat(64)));
+    }
+}
