@@ -16,9 +16,11 @@ import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.DirectoryStore;
 import io.rlscheduler.store.RunLayout;
 import io.rlscheduler.store.StoredObject;
+import io.rlscheduler.store.s3.S3ProxyServer;
 import io.rlscheduler.testkit.JvmProcess;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
@@ -37,12 +39,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Checkpoints that outlive their machine: every worker here has its own run root and state
  * directory (separate machines), and the only thing they share is the artifact store (a
- * directory store, as an NFS mount would be) and Redis. A run whose worker is killed resumes on
+ * directory store, as an NFS mount would be, or a real S3 server: s3proxy in this JVM) and Redis. A run whose worker is killed resumes on
  * the other worker from the newest checkpoint committed before the kill; a frozen worker's
  * commits after it lost its task are refused and leave nothing visible; a corrupt checkpoint is
  * detected and the one before it taken.
@@ -51,6 +55,11 @@ class CheckpointResumeIT {
 
     @RegisterExtension
     static RedisExtension redisExtension = new RedisExtension();
+    @RegisterExtension
+    static S3ProxyServer s3 = S3ProxyServer.of(S3ProxyServer.Backend.TRANSIENT);
+
+    /** The stores the tests run against. */
+    enum Store { DIRECTORY, S3 }
 
     private static final String SECRET = Cluster.SECRET;
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -62,7 +71,11 @@ class CheckpointResumeIT {
     private TestRedis redis;
     private CoreOptions options;
     private LeaseCore core;
-    private DirectoryStore store;
+    private DirectoryStore directory;
+    /** The store the test reads and corrupts; the workers open it by URI. */
+    private ArtifactStore store;
+    private String storeUri;
+    private Map<String, String> storeSettings = Map.of();
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @BeforeEach
@@ -72,7 +85,21 @@ class CheckpointResumeIT {
                 .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
                 .taskLease(Duration.ofSeconds(3)).ackTimeout(Duration.ofSeconds(2)).maxLeaseLosses(3).build();
         this.core = closing(LeaseCore.create(client, options));
-        this.store = new DirectoryStore(dir.resolve("store"));
+        this.directory = new DirectoryStore(dir.resolve("store"));
+        use(Store.DIRECTORY);
+    }
+
+    private void use(Store kind) {
+        if (kind == Store.DIRECTORY) {
+            store = directory;
+            storeUri = directory.getUri().toString();
+            storeSettings = Map.of();
+        } else {
+            String prefix = "runs-" + java.util.UUID.randomUUID();
+            store = closing(s3.store(prefix));
+            storeUri = s3.uri(prefix);
+            storeSettings = Map.of("access-key", S3ProxyServer.ACCESS_KEY, "secret-key", S3ProxyServer.SECRET_KEY);
+        }
     }
 
     @AfterEach
@@ -89,8 +116,10 @@ class CheckpointResumeIT {
 
     // ------------------------------------------------------------------------------------------
 
-    @Test
-    void aRunWhoseWorkerIsKilledResumesOnAnotherWorkerFromTheNewestCheckpointCommittedBeforeTheKill() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Store.class)
+    void aRunWhoseWorkerIsKilledResumesOnAnotherWorkerFromTheNewestCheckpointCommittedBeforeTheKill(Store kind) throws Exception {
+        use(kind);
         SchedulerMaster master = master();
         JvmProcess a = workerJvm("wa", master);
         TaskHandle run = master.submit(train("resume-far", 400, 20, 0.01));
@@ -152,8 +181,10 @@ class CheckpointResumeIT {
         assertThat(storedCheckpointIds("frozen-ckpt")).doesNotContainAnyElementsOf(refused);
     }
 
-    @Test
-    void aCorruptCheckpointIsDetectedByItsChecksumAndTheOneBeforeItIsTaken() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Store.class)
+    void aCorruptCheckpointIsDetectedByItsChecksumAndTheOneBeforeItIsTaken(Store kind) throws Exception {
+        use(kind);
         SchedulerMaster master = master();
         SchedulerWorker a = worker("wa", master, ArtifactOptions.defaults());
         TaskHandle run = master.submit(train("corrupt-1", 400, 20, 0.01));
@@ -166,10 +197,13 @@ class CheckpointResumeIT {
         CheckpointEntry previous = list.get(1);
         int previousEpisode = episodeOf("corrupt-1", previous);
         // Bytes changed under the store: same size, other content.
-        Path file = store.getRoot().resolve(RunLayout.checkpointFile("corrupt-1", newest.id(), "checkpoint.json"));
-        byte[] bytes = Files.readAllBytes(file);
+        String key = RunLayout.checkpointFile("corrupt-1", newest.id(), "checkpoint.json");
+        byte[] bytes;
+        try (InputStream in = store.open(key)) {
+            bytes = in.readAllBytes();
+        }
         bytes[bytes.length / 2] ^= 0x20;
-        Files.write(file, bytes);
+        store.put(key, bytes);
 
         closing(worker("wb", master, ArtifactOptions.defaults()));
         TaskResult result = run.result().get(90, TimeUnit.SECONDS);
@@ -190,7 +224,7 @@ class CheckpointResumeIT {
         TaskHandle run = master.submit(train("down-1", 1500, 10, 0.01));
         await().atMost(WAIT).until(() -> newestEpisode("down-1") >= 20);
         // The store's directory for new objects replaced by a file: every put fails.
-        Path incoming = store.getRoot().resolve(DirectoryStore.INCOMING);
+        Path incoming = directory.getRoot().resolve(DirectoryStore.INCOMING);
         Files.delete(incoming);
         Files.writeString(incoming, "not a directory");
         int committedBefore = committed("down-1").size();
@@ -251,16 +285,21 @@ class CheckpointResumeIT {
                 .scriptRoots(Cluster.REPO_SCRIPTS).runRoot(dir.resolve("runs-" + id)).stateDirectory(dir.resolve("state-" + id))
                 .killGrace(Duration.ofSeconds(1)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500))
                 .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
-                .artifacts(artifacts.mutate().store(store.getUri().toString()).build()).build().start();
+                .artifacts(artifacts.mutate().store(storeUri).storeSettings(storeSettings).build()).build().start();
     }
 
     /** A worker in a JVM of its own (to be killed or frozen), with its own run root. */
     private JvmProcess workerJvm(String id, SchedulerMaster master) {
-        JvmProcess p = closing(JvmProcess.builder(WorkerMain.class).args(
+        JvmProcess.Builder b = JvmProcess.builder(WorkerMain.class);
+        if (storeSettings.containsKey("access-key")) {
+            // This machine's credentials, from the standard AWS chain: never in the URI the masters publish.
+            b.env("AWS_ACCESS_KEY_ID", storeSettings.get("access-key")).env("AWS_SECRET_ACCESS_KEY", storeSettings.get("secret-key"));
+        }
+        JvmProcess p = closing(b.args(
                         "--masters", "127.0.0.1:" + master.getRpcAddress().getPort(), "--redis", redis.getUri().toURI().toString(),
                         "--worker-id", id, "--secret", SECRET, "--gpus", "0", "--cpu-slots", "2",
                         "--scripts", Cluster.REPO_SCRIPTS.toString(), "--runs", dir.resolve("runs-" + id).toString(),
-                        "--store", store.getUri().toString(),
+                        "--store", storeUri,
                         "--namespace", options.getNamespace(), "--heartbeat-ms", "200", "--liveness-ms", "1000",
                         "--task-lease-ms", "3000", "--ack-timeout-ms", "2000", "--kill-grace-ms", "1000")
                 .logFile(dir.resolve(id + "-" + closeables.size() + ".log")).start());

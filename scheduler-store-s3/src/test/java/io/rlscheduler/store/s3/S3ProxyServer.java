@@ -22,14 +22,14 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * {@link #start} and {@link #close} it. It can be stopped and started again on the same port
  * with the same objects.
  */
-final class S3ProxyServer implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+public final class S3ProxyServer implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
 
-    static final String BUCKET = "rls-test";
-    static final String ACCESS_KEY = "rls-test-access";
-    static final String SECRET_KEY = "rls-test-secret-0123456789";
+    public static final String BUCKET = "rls-test";
+    public static final String ACCESS_KEY = "rls-test-access";
+    public static final String SECRET_KEY = "rls-test-secret-0123456789";
 
     /** The s3proxy backends the tests run on. */
-    enum Backend { TRANSIENT, FILESYSTEM }
+    public enum Backend { TRANSIENT, FILESYSTEM }
 
     private final Backend backend;
     private Path directory;
@@ -42,12 +42,12 @@ final class S3ProxyServer implements BeforeAllCallback, AfterAllCallback, AutoCl
     }
 
     /** Returns a server of that backend, started when its test class starts. */
-    static S3ProxyServer of(Backend backend) {
+    public static S3ProxyServer of(Backend backend) {
         return new S3ProxyServer(backend);
     }
 
     /** Starts a server now. */
-    static S3ProxyServer start(Backend backend) throws Exception {
+    public static S3ProxyServer start(Backend backend) throws Exception {
         S3ProxyServer server = new S3ProxyServer(backend);
         server.start();
         return server;
@@ -88,7 +88,7 @@ final class S3ProxyServer implements BeforeAllCallback, AfterAllCallback, AutoCl
     }
 
     /** Returns the server's endpoint. */
-    URI endpoint() {
+    public URI endpoint() {
         return URI.create("http://127.0.0.1:" + port);
     }
 
@@ -96,26 +96,31 @@ final class S3ProxyServer implements BeforeAllCallback, AfterAllCallback, AutoCl
         return blobs;
     }
 
+    /** Returns the URI of this server's bucket under {@code prefix}, with the endpoint and path style in its query (no credentials). */
+    public String uri(String prefix) {
+        return "s3://" + BUCKET + "/" + prefix + "?endpoint=" + endpoint() + "&path-style=true&region=us-east-1";
+    }
+
     /** Returns settings that reach this server's bucket under {@code prefix}, all else at its default. */
-    S3StoreOptions.Builder options(String prefix) {
+    public S3StoreOptions.Builder options(String prefix) {
         return S3StoreOptions.builder(BUCKET).prefix(prefix).endpoint(endpoint()).pathStyle(true).region("us-east-1")
                 .accessKey(ACCESS_KEY).secretKey(SECRET_KEY);
     }
 
     /** Returns a store of this server's bucket under {@code prefix}. */
-    S3Store store(String prefix) {
+    public S3Store store(String prefix) {
         return S3Store.open(options(prefix).build());
     }
 
     /** Stops the server: its port refuses connections until {@link #restart()}. */
-    void stop() throws Exception {
+    public void stop() throws Exception {
         proxy.stop();
         S3Proxy stopped = proxy;
         await().atMost(Duration.ofSeconds(30)).until(() -> "STOPPED".equals(stopped.getState()));
     }
 
     /** Starts the server again, on the same port, with the objects it had. */
-    void restart() throws Exception {
+    public void restart() throws Exception {
         startOn(port);
     }
 
