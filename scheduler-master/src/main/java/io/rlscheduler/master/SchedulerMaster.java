@@ -144,7 +144,8 @@ public final class SchedulerMaster implements AutoCloseable {
             // An attempt's missing last lines are waited for as long as a worker cut off from the
             // masters keeps running its task: twice the task lease.
             logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults()
-                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core), store.get());
+                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core), store.get(),
+                    this::isLeader);
             elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
                     new LeaderElector.Listener() {
                         @Override

@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
+import io.rlscheduler.store.StoreUnavailableException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -99,6 +100,9 @@ final class LogStripes {
         }).whenComplete((ignored, failure) -> {
             if (failure instanceof IllegalStateException) {
                 log.debug("task {}: {} after the log manager closed: ignored", taskId, what);
+            } else if (failure instanceof StoreUnavailableException) {
+                // Its log is in a store that cannot be read (warned of when found): nothing was done.
+                log.debug("task {}: {} of its log refused: {}", taskId, what, failure.toString());
             } else if (failure != null) {
                 log.error("task {}: {} of its log failed", taskId, what, failure);
             }

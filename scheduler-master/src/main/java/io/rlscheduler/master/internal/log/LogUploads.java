@@ -12,11 +12,13 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Copies ended task logs into the artifact store, under {@link RunLayout#log}: the whole file,
+ * Copies the task logs that end while this master leads into the artifact store, under
+ * {@link RunLayout#log}: the whole file,
  * read when it is sent, replacing the store's copy at once ({@link ArtifactStore#put} is atomic),
  * so the store only ever holds a whole log as it was at one of its ends. The I/O thread that
  * writes an end hands the file here ({@link #ended}) and goes on; the store is called only from
@@ -58,15 +60,22 @@ final class LogUploads {
     }
 
     private final ArtifactStore store;
+    private final BooleanSupplier leading;
     private final ThreadPoolExecutor senders;
     private final ScheduledThreadPoolExecutor retries;
     private final ConcurrentHashMap<String, Upload> uploads = new ConcurrentHashMap<>();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong stored = new AtomicLong();
 
-    /** @param store where ended logs go; null for none (then nothing is uploaded and no thread made) */
-    LogUploads(ArtifactStore store) {
+    /**
+     * @param store   where ended logs go; null for none (then nothing is uploaded and no thread made)
+     * @param leading whether this master leads: only the leader's ends are uploaded (see
+     *                {@link TaskLogManager#TaskLogManager(Path, TaskLogManager.Limits,
+     *                TaskLogManager.RecordLookup, ArtifactStore, BooleanSupplier)})
+     */
+    LogUploads(ArtifactStore store, BooleanSupplier leading) {
         this.store = store;
+        this.leading = leading;
         if (store == null) {
             senders = null;
             retries = null;
@@ -78,11 +87,16 @@ final class LogUploads {
     }
 
     /**
-     * The task's log ended (its file holds the end): sends the whole file to the store. Returns at
-     * once; any thread may call it.
+     * The task's log ended (its file holds the end): sends the whole file to the store if this
+     * master leads. Returns at once; any thread may call it.
      */
     void ended(String taskId, Path file) {
         if (store == null) {
+            return;
+        }
+        if (!leading.getAsBoolean()) {
+            log.debug("task {}: its log ended here while another master leads; the leader's copy goes to the store",
+                    taskId);
             return;
         }
         Upload[] fresh = new Upload[1];

@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -33,8 +34,8 @@ import java.util.function.Consumer;
  * ended, before its followers get their END_OF_STREAM ({@link LogDurability}), and when the
  * manager closes, not per batch. The package documentation says how each mechanism works.
  *
- * <p>With an artifact store, a log that ends is copied into it whole ({@code LogUploads}, retried
- * while the store refuses), and the log of a task that ended where this master has no file of it
+ * <p>With an artifact store, a log that ends while this master leads is copied into it whole
+ * ({@code LogUploads}, retried while the store refuses), and the log of a task that ended where this master has no file of it
  * is brought back from it before anything else is done with that task ({@code LogRestores}): so
  * any master serves the whole log of an ended run, whichever master wrote it.
  *
@@ -163,7 +164,7 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup) {
-        this(directory, limits, LogDurability::force, recordLookup, null);
+        this(directory, limits, LogDurability::force, recordLookup, null, () -> false);
     }
 
     /**
@@ -176,10 +177,16 @@ public final class TaskLogManager implements AutoCloseable {
      * @param recordLookup as {@link #TaskLogManager(Path, Limits, RecordLookup)}: it also tells
      *                     which tasks ended, whose logs the store may hold
      * @param store        the artifact store; null for none
+     * @param leading      whether this master leads now (read when an end is written; must not
+     *                     block): only the leader's ends are uploaded. Workers send their lines
+     *                     to the leader, so its file is the run's log; the end another master
+     *                     writes (an abandon every master hears of, an end deferred past the
+     *                     leader's) is of a file that may lack them, and must not replace it
      * @throws UncheckedIOException if the directory cannot be created
      */
-    public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup, ArtifactStore store) {
-        this(directory, limits, LogDurability::force, recordLookup, store);
+    public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup, ArtifactStore store,
+                          BooleanSupplier leading) {
+        this(directory, limits, LogDurability::force, recordLookup, store, leading);
     }
 
     /** Forces a file's data to disk. A seam for tests, which need to hold a force up. */
@@ -236,16 +243,17 @@ public final class TaskLogManager implements AutoCloseable {
 
     /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer) {
-        this(directory, limits, forcer, RecordLookup.NONE, null);
+        this(directory, limits, forcer, RecordLookup.NONE, null, () -> false);
     }
 
     /** As {@link #TaskLogManager(Path, Limits, RecordLookup)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup) {
-        this(directory, limits, forcer, recordLookup, null);
+        this(directory, limits, forcer, recordLookup, null, () -> false);
     }
 
-    /** As {@link #TaskLogManager(Path, Limits, RecordLookup, ArtifactStore)}, forcing files with {@code forcer}. */
-    TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup, ArtifactStore store) {
+    /** As {@link #TaskLogManager(Path, Limits, RecordLookup, ArtifactStore, BooleanSupplier)}, forcing files with {@code forcer}. */
+    TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup, ArtifactStore store,
+                   BooleanSupplier leading) {
         this.limits = Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(forcer, "forcer");
         Objects.requireNonNull(recordLookup, "recordLookup");
@@ -255,7 +263,7 @@ public final class TaskLogManager implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the task log directory " + directory, e);
         }
-        this.uploads = new LogUploads(store);
+        this.uploads = new LogUploads(store, Objects.requireNonNull(leading, "leading"));
         this.restores = new LogRestores(store);
         this.stripes = new LogStripes(this.directory, limits, forcer, recordLookup, () -> lookupTimeoutMillis, uploads,
                 restores);
