@@ -29,12 +29,15 @@ public final class HealthSnapshot {
     private final int logSyncBacklog;
     private final int openLogFiles;
     private final int logFollowers;
+    private final int logUploadsPending;
+    private final long logUploadsRefused;
     private final List<WorkerUsage> connectedWorkerUsage;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
-                   int logSyncBacklog, int openLogFiles, int logFollowers, List<WorkerUsage> connectedWorkerUsage) {
+                   int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
+                   List<WorkerUsage> connectedWorkerUsage) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -59,6 +62,8 @@ public final class HealthSnapshot {
         this.logSyncBacklog = logSyncBacklog;
         this.openLogFiles = openLogFiles;
         this.logFollowers = logFollowers;
+        this.logUploadsPending = logUploadsPending;
+        this.logUploadsRefused = logUploadsRefused;
         this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
     }
 
@@ -122,6 +127,17 @@ public final class HealthSnapshot {
     public int getOpenLogFiles() { return openLogFiles; }
     /** Returns the live log follows (followLogs and followMetrics calls not ended). */
     public int getLogFollowers() { return logFollowers; }
+    /**
+     * Returns the ended logs this master has not yet copied into the artifact store (queued, being
+     * sent, or waiting to retry after the store refused); their files are only in this master's
+     * log directory meanwhile. Near zero in health; a number that stays up means the store is down.
+     */
+    public int getLogUploadsPending() { return logUploadsPending; }
+    /**
+     * Returns how many log uploads the artifact store refused since start (each is retried, 1 s
+     * doubling to 1 min apart; the first refusal of each log is logged).
+     */
+    public long getLogUploadsRefused() { return logUploadsRefused; }
 
     /**
      * Returns what each worker connected to this master said of its machine in its last
@@ -139,6 +155,6 @@ public final class HealthSnapshot {
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
                 + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
-                + ", workerUsage=" + connectedWorkerUsage + '}';
+                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", workerUsage=" + connectedWorkerUsage + '}';
     }
 }

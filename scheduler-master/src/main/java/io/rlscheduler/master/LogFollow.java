@@ -23,7 +23,9 @@ public interface LogFollow extends AutoCloseable {
     /**
      * Returns a future completed with the END_OF_STREAM record once the consumer has been given
      * it (after the consumer returned). Completed on a delivery thread; keep dependent actions
-     * short.
+     * short. It fails instead, after the consumer got its END_OF_STREAM, when the log could not
+     * be served: with {@link io.rlscheduler.store.StoreUnavailableException} when the task's log
+     * is only in the artifact store and the store cannot be read.
      */
     CompletableFuture<LogRecord> whenEnded();
 

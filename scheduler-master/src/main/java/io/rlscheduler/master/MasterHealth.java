@@ -70,11 +70,13 @@ final class MasterHealth {
             byState.merge(w.getState(), 1, Integer::sum);
         }
         TaskLogManager.Load load = logs.load();
+        TaskLogManager.Uploads uploads = logs.uploads();
         return new HealthSnapshot(masterId, elector.isLeader(), rpc.transportName(), registry.size(), byState,
                 await.await(queue), await.await(parked), await.await(assigned).getTotal(),
                 await.await(running).getTotal(), rpc.eventLoops(), rpc.pendingEventLoopTasks(),
                 dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
-                load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), usage());
+                load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), uploads.pending(),
+                uploads.refused(), usage());
     }
 
     /** What the connected workers' last heartbeats said of their machines, by worker id. */

@@ -5,8 +5,11 @@ import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.internal.Checks;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.store.ArtifactStores;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -21,6 +24,9 @@ import java.util.Objects;
  *  masterId           master-&lt;pid&gt;-&lt;host&gt;   this master's id in Redis and in logs
  *  coreOptions        CoreOptions.defaults()  namespace, leases, limits of the lease core
  *  logDirectory       logs                    task log files; created if missing
+ *  artifactStore      &lt;logDirectory's        where ended logs (and the workers' checkpoints and
+ *                     parent&gt;/artifacts       outputs) go: a file: URI or path, or s3://bucket/prefix
+ *  artifactStoreSettings  (none)              the store's settings, credentials included; never published
  *  ioThreads          min(4, cores)           RPC event loops, 1 to 256
  *  dispatchBatch      16                      assignments per worker per dispatch round, 1 to 1000
  *  reapInterval       500 ms                  reaper period, 1 ms to 1 h
@@ -33,6 +39,11 @@ import java.util.Objects;
  *  transport          epoll, else NIO         socket transport
  *  standbyOnly        false                   never seeks the leadership lease
  * </pre>
+ *
+ * <p>The default artifact store is a directory beside the log directory, so that one machine's
+ * demo keeps everything under one folder. On a lab it must be a place every machine reaches: a
+ * mount every master and worker sees, or an S3-compatible store ({@code s3:} URIs need the
+ * scheduler-store-s3 module on the classpath). Masters of one namespace must share one store.
  */
 public final class MasterOptions {
 
@@ -57,12 +68,20 @@ public final class MasterOptions {
     public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
     /** Default length of the leadership lease; the leader renews it every third of it. */
     public static final Duration DEFAULT_LEADER_LEASE = Duration.ofSeconds(10);
+    /**
+     * The directory of the default artifact store, in the log directory's parent (made absolute):
+     * {@value}. A {@code file:} store; see {@link Builder#artifactStore(String)}.
+     */
+    public static final String DEFAULT_ARTIFACT_STORE_DIRECTORY = "artifacts";
 
     private final String bindHost;
     private final int rpcPort;
     private final String masterId;
     private final CoreOptions coreOptions;
     private final Path logDirectory;
+    /** Null: the default, beside the log directory. */
+    private final URI artifactStore;
+    private final Map<String, String> artifactStoreSettings;
     private final int ioThreads;
     private final int dispatchBatch;
     private final Duration reapInterval;
@@ -81,6 +100,8 @@ public final class MasterOptions {
         this.masterId = b.masterId;
         this.coreOptions = b.coreOptions;
         this.logDirectory = b.logDirectory;
+        this.artifactStore = b.artifactStore;
+        this.artifactStoreSettings = b.artifactStoreSettings;
         this.ioThreads = b.ioThreads;
         this.dispatchBatch = b.dispatchBatch;
         this.reapInterval = b.reapInterval;
@@ -112,6 +133,8 @@ public final class MasterOptions {
         b.masterId = masterId;
         b.coreOptions = coreOptions;
         b.logDirectory = logDirectory;
+        b.artifactStore = artifactStore;
+        b.artifactStoreSettings = artifactStoreSettings;
         b.ioThreads = ioThreads;
         b.dispatchBatch = dispatchBatch;
         b.reapInterval = reapInterval;
@@ -132,6 +155,23 @@ public final class MasterOptions {
     public String getMasterId() { return masterId; }
     public CoreOptions getCoreOptions() { return coreOptions; }
     public Path getLogDirectory() { return logDirectory; }
+
+    /**
+     * Returns the artifact store's URI: the one set, or the default, a directory named
+     * {@value #DEFAULT_ARTIFACT_STORE_DIRECTORY} in the log directory's parent (the log directory
+     * made absolute against the working directory).
+     */
+    public URI getArtifactStore() {
+        if (artifactStore != null) {
+            return artifactStore;
+        }
+        Path logs = logDirectory.toAbsolutePath().normalize();
+        Path parent = logs.getParent() == null ? logs : logs.getParent();
+        return parent.resolve(DEFAULT_ARTIFACT_STORE_DIRECTORY).toUri();
+    }
+
+    /** Returns the artifact store's settings (empty by default); unmodifiable. May hold credentials: never logged. */
+    public Map<String, String> getArtifactStoreSettings() { return artifactStoreSettings; }
     public int getIoThreads() { return ioThreads; }
     public int getDispatchBatch() { return dispatchBatch; }
     public Duration getReapInterval() { return reapInterval; }
@@ -148,7 +188,8 @@ public final class MasterOptions {
     @Override
     public String toString() {
         return "MasterOptions{bindHost=" + bindHost + ", rpcPort=" + rpcPort + ", masterId=" + masterId
-                + ", coreOptions=" + coreOptions + ", logDirectory=" + logDirectory + ", ioThreads=" + ioThreads
+                + ", coreOptions=" + coreOptions + ", logDirectory=" + logDirectory + ", artifactStore=" + getArtifactStore()
+                + ", artifactStoreSettings=" + artifactStoreSettings.keySet() + ", ioThreads=" + ioThreads
                 + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
                 + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
                 + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
@@ -162,6 +203,8 @@ public final class MasterOptions {
         private String masterId;
         private CoreOptions coreOptions = CoreOptions.defaults();
         private Path logDirectory = DEFAULT_LOG_DIRECTORY;
+        private URI artifactStore;
+        private Map<String, String> artifactStoreSettings = Map.of();
         private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private int dispatchBatch = DEFAULT_DISPATCH_BATCH;
         private Duration reapInterval = DEFAULT_REAP_INTERVAL;
@@ -207,6 +250,36 @@ public final class MasterOptions {
         /** Sets the directory of task log files; default "logs". Created if missing. */
         public Builder logDirectory(Path dir) {
             this.logDirectory = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /**
+         * Sets the artifact store, where the master copies each run's log once it ended (and
+         * where workers put checkpoints and outputs): {@code file:/srv/runs}, a plain path (made
+         * absolute), or {@code s3://bucket/prefix?endpoint=...} (with scheduler-store-s3 on the
+         * classpath). Default: a directory named {@value #DEFAULT_ARTIFACT_STORE_DIRECTORY}
+         * beside the log directory, fine for one machine; on a lab, a mount every machine sees or
+         * S3. The master publishes it in Redis for the workers, so put no credentials in it: they
+         * go in {@link #artifactStoreSettings}. Opened at start.
+         *
+         * @throws IllegalArgumentException if it is neither a URI nor a path
+         */
+        public Builder artifactStore(String uri) {
+            this.artifactStore = ArtifactStores.parse(uri);
+            return this;
+        }
+
+        /**
+         * Sets the artifact store's settings, as its provider documents them (an S3 store's
+         * endpoint, region, credentials); they win over the URI's query. Kept on this machine:
+         * never published, never logged. Default none.
+         */
+        public Builder artifactStoreSettings(Map<String, String> settings) {
+            Objects.requireNonNull(settings, "settings").forEach((name, value) -> {
+                Objects.requireNonNull(name, "an artifact store setting's name");
+                Objects.requireNonNull(value, () -> "artifact store setting " + name);
+            });
+            this.artifactStoreSettings = Map.copyOf(settings);
             return this;
         }
 

@@ -36,12 +36,14 @@ import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.store.ArtifactStore;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -71,7 +73,8 @@ import org.slf4j.LoggerFactory;
  * available) where workers authenticate with the shared secret; a registry of connected workers;
  * an event-driven dispatcher; a reaper taking back expired leases; a watcher of the lease core's
  * event stream; and an asynchronous log manager writing {@code <logDirectory>/<taskId>.log}. No
- * event loop ever waits on Redis or the disk.
+ * event loop ever waits on Redis or the disk. Each run's log, once ended, is copied into the
+ * artifact store ({@link MasterOptions#getArtifactStore()}), from where any master serves it.
  *
  * <p>All task state lives in Redis, so several masters may share one Redis namespace: any of them
  * accepts submissions and queries; the one holding the leadership lease dispatches and reaps. A
@@ -93,6 +96,9 @@ public final class SchedulerMaster implements AutoCloseable {
     private final String masterId;
     private final Lifecycle lifecycle;
     private final WorkerRegistry registry = new WorkerRegistry();
+    /** The host application's store, or null for the one the options name. */
+    private final ArtifactStore hostStore;
+    private MasterStore store;
     private LeaseCore core;
     private TaskLogManager logs;
     private Dispatcher dispatcher;
@@ -111,6 +117,7 @@ public final class SchedulerMaster implements AutoCloseable {
         this.client = ownClient != null ? ownClient.client() : b.client;
         this.masterId = options.getMasterId() != null ? options.getMasterId() : defaultMasterId();
         this.lifecycle = new Lifecycle("master " + masterId);
+        this.hostStore = b.store;
     }
 
     /** Returns a new builder. */
@@ -119,22 +126,27 @@ public final class SchedulerMaster implements AutoCloseable {
     }
 
     /**
-     * Starts the master: connects to Redis, binds the RPC port, starts the dispatcher, the reaper
-     * and the event watcher. Blocks until the port is bound.
+     * Starts the master: opens its artifact store and publishes where it is, connects to Redis,
+     * binds the RPC port, starts the dispatcher, the reaper and the event watcher. Blocks until
+     * the port is bound.
      *
      * @return this master
      * @throws IllegalStateException if already started
-     * @throws SchedulerException    if Redis or the port cannot be reached (the master is then shut down)
+     * @throws SchedulerException    if the artifact store cannot be opened, or Redis or the port
+     *                               cannot be reached (the master is then shut down)
      */
     public synchronized SchedulerMaster start() {
         lifecycle.start();
         try {
             CoreOptions coreOptions = options.getCoreOptions();
+            store = MasterStore.open(options, hostStore, masterId);
             core = LeaseCore.create(client, coreOptions);
+            store.publish(core.artifacts(), this::await, masterId);
             // An attempt's missing last lines are waited for as long as a worker cut off from the
             // masters keeps running its task: twice the task lease.
             logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults()
-                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core));
+                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core), store.get(),
+                    this::isLeader);
             elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
                     new LeaderElector.Listener() {
                         @Override
@@ -461,6 +473,9 @@ public final class SchedulerMaster implements AutoCloseable {
             if (logs != null) {
                 logs.close();
             }
+            if (store != null) {
+                store.close();
+            }
             if (core != null) {
                 core.close();
             }
@@ -518,6 +533,7 @@ public final class SchedulerMaster implements AutoCloseable {
         private RedisURI redisUri;
         private RedisClient client;
         private byte[] secret;
+        private ArtifactStore store;
         private MasterOptions.Builder options = MasterOptions.builder();
 
         private Builder() {
@@ -581,6 +597,28 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#logDirectory}. */
         public Builder logDirectory(Path dir) {
             options.logDirectory(dir);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#artifactStore}. */
+        public Builder artifactStore(String uri) {
+            options.artifactStore(uri);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#artifactStoreSettings}. */
+        public Builder artifactStoreSettings(Map<String, String> settings) {
+            options.artifactStoreSettings(settings);
+            return this;
+        }
+
+        /**
+         * Uses the host application's artifact store instead of opening the one the options name:
+         * the master publishes its URI and uses it from its own threads, and never closes it (the
+         * host does, after the master stopped).
+         */
+        public Builder artifactStore(ArtifactStore store) {
+            this.store = Objects.requireNonNull(store, "store");
             return this;
         }
 

@@ -81,6 +81,13 @@ public final class TaskHandle {
      * incomplete when those lines do not come within twice the task lease (they went to another
      * master whose log directory is its own, or the worker died before sending them).
      *
+     * <p>The log of a task that ended where this master has no file of it (another master wrote
+     * it, or this one restarted with an empty log directory) is brought back from the artifact
+     * store, where the master that ended it copied it, and served whole. If the store cannot be
+     * read then, the follow ends at once: the consumer gets an END_OF_STREAM marked incomplete
+     * saying so, and {@link LogFollow#whenEnded()} fails with
+     * {@link io.rlscheduler.store.StoreUnavailableException} (follow again once it is back).
+     *
      * @param consumer receives the records, on the log manager's delivery thread; must not block long
      * @return the follow; close it to stop early
      */

@@ -8,7 +8,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The log manager's record lookup (see {@link TaskLogManager.RecordLookup}): a task's newest
- * attempt, and how a task that has no log file here ended, read from its record in Redis.
+ * attempt, whether it ended (then the log manager looks for its log in the artifact store), and
+ * how a task that has no log file here ended, read from its record in Redis.
  */
 final class TaskRecordLookup implements TaskLogManager.RecordLookup {
 
@@ -21,8 +22,8 @@ final class TaskRecordLookup implements TaskLogManager.RecordLookup {
     @Override
     public CompletableFuture<TaskLogManager.Recorded> lookUp(String taskId) {
         return core.getTask(taskId).thenApply(found -> found.map(task -> new TaskLogManager.Recorded(
-                task.getAttempt() == 0 ? -1 : task.getEpoch(), task.getAttempt(), task.getTraceId(), endWithoutLog(task)))
-                .orElse(null));
+                task.getAttempt() == 0 ? -1 : task.getEpoch(), task.getAttempt(), task.getTraceId(), endWithoutLog(task),
+                task.getState().isTerminal())).orElse(null));
     }
 
     /**

@@ -24,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * <p>An attempt's marker (and a new file's first line) goes into the file with its first line or
  * its end ({@link TaskLogState#marker}): an attempt that ends complete without a line, on a task
  * without a file, leaves none. Ending an attempt writes its end marker, closes the file and hands
- * it to {@link LogDurability}, which ends the followers once it is on disk.
+ * it to {@link LogDurability}, which ends the followers once it is on disk, and to
+ * {@link LogUploads}, which copies the whole file into the artifact store; so do lines that
+ * still come after an incomplete end, so that the store's copy stays the whole file.
  *
  * <p>Confined to one I/O thread; works on the states that {@link LogStripe} gives it.
  */
@@ -37,11 +39,13 @@ final class AttemptSequencer {
     private final LogFileWriter files;
     private final LogDurability durability;
     private final LinePatience patience;
+    private final LogUploads uploads;
 
-    AttemptSequencer(LogFileWriter files, LogDurability durability, LinePatience patience) {
+    AttemptSequencer(LogFileWriter files, LogDurability durability, LinePatience patience, LogUploads uploads) {
         this.files = files;
         this.durability = durability;
         this.patience = patience;
+        this.uploads = uploads;
     }
 
     /** Starts an attempt ({@link TaskLogManager#open}): an older epoch is stale, the same one changes nothing. */
@@ -193,6 +197,7 @@ final class AttemptSequencer {
         st.followers.clear();
         if (written) {
             durability.syncThenEnd(st.taskId, st.path, st.epoch(), endRecord, ending);
+            uploads.ended(st.taskId, st.path);
         } else {
             for (LogFollower follower : ending) {
                 follower.end(endRecord);
@@ -292,6 +297,9 @@ final class AttemptSequencer {
         st.lastSequence = last;
         if (blocks != null) {
             offerLive(st, blocks);
+        }
+        if (st.phase() == LogPhase.ENDED) {
+            uploads.ended(st.taskId, st.path); // lines after an incomplete end: the store's copy lacks them
         }
     }
 

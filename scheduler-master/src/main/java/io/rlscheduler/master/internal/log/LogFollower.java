@@ -51,6 +51,8 @@ final class LogFollower implements LogFollow {
     private long replayTarget;
     private LogRecord end;
     private String urgentEndNote;
+    /** What {@link #whenEnded()} fails with, or null to complete it with the end. */
+    private Throwable failure;
     private boolean scheduled;
     private boolean finished;
     private volatile boolean stopping;
@@ -209,12 +211,24 @@ final class LogFollower implements LogFollow {
      * @return whether this call ended it (false if it was already ending)
      */
     boolean terminate(String note) {
+        return fail(note, null);
+    }
+
+    /**
+     * As {@link #terminate}, and {@link #whenEnded()} then fails with {@code cause} (after the
+     * consumer got the END_OF_STREAM): the follow could not be served.
+     *
+     * @param cause what the follow's future fails with; null to complete it with the end
+     * @return whether this call ended it (false if it was already ending)
+     */
+    boolean fail(String note, Throwable cause) {
         boolean submit;
         synchronized (lock) {
             if (finished || urgentEndNote != null) {
                 return false;
             }
             urgentEndNote = note;
+            failure = cause;
             stopping = true;
             clearLive();
             attached = false;
@@ -401,7 +415,15 @@ final class LogFollower implements LogFollow {
         closeReader();
         deliver(endRecord);
         onEnded.accept(this);
-        ended.complete(endRecord);
+        Throwable cause;
+        synchronized (lock) {
+            cause = failure;
+        }
+        if (cause == null) {
+            ended.complete(endRecord);
+        } else {
+            ended.completeExceptionally(cause);
+        }
     }
 
     private void closeReader() {

@@ -49,7 +49,7 @@ final class LogStripe {
 
     LogStripe(int index, Path directory, int maxOpenFiles, int maxCachedTasks, AtomicInteger openFiles,
               LogDurability durability, TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis,
-              long linePatienceNanos) {
+              long linePatienceNanos, LogUploads uploads, LogRestores restores) {
         this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 LogThreads.named("rls-log-io-" + index + "-"));
         this.directory = directory;
@@ -57,8 +57,8 @@ final class LogStripe {
         this.files = new LogFileWriter(maxOpenFiles, openFiles);
         this.durability = durability;
         this.patience = new LinePatience(linePatienceNanos);
-        this.sequencer = new AttemptSequencer(files, durability, patience);
-        this.lookups = new RecordLookups(recordLookup, lookupTimeoutMillis, executor, this::trim);
+        this.sequencer = new AttemptSequencer(files, durability, patience, uploads);
+        this.lookups = new RecordLookups(recordLookup, lookupTimeoutMillis, executor, this::trim, restores, directory);
     }
 
     // ---- running operations (any thread) ------------------------------------------------------
@@ -80,28 +80,48 @@ final class LogStripe {
 
     /** {@code call} as one operation on the I/O thread, completing {@code result} (see {@link #submit}). */
     <T> Runnable operation(String taskId, boolean lookUpFirst, Call<T> call, CompletableFuture<T> result) {
-        return new Runnable() {
-            @Override
-            public void run() {
-                if (lookups.parkIfLookingUp(taskId, this)) {
-                    return;
-                }
-                T value;
-                try {
-                    if (lookUpFirst && lookUpFirst(taskId, this)) {
-                        return;
-                    }
-                    value = call.call(LogStripe.this);
-                } catch (IOException | RuntimeException e) {
-                    log.warn("task {}: log write failed: {}", taskId, e.toString());
-                    trim();
-                    result.completeExceptionally(e);
-                    return;
-                }
-                trim();
-                result.complete(value);
+        return new Operation<>(taskId, lookUpFirst, call, result);
+    }
+
+    /** One operation on a task: parked while the task's record is looked up, then run, or refused. */
+    private final class Operation<T> implements RecordLookups.Parked {
+        private final String taskId;
+        private final boolean lookUpFirst;
+        private final Call<T> call;
+        private final CompletableFuture<T> result;
+
+        Operation(String taskId, boolean lookUpFirst, Call<T> call, CompletableFuture<T> result) {
+            this.taskId = taskId;
+            this.lookUpFirst = lookUpFirst;
+            this.call = call;
+            this.result = result;
+        }
+
+        @Override
+        public void run() {
+            if (lookups.parkIfLookingUp(taskId, this)) {
+                return;
             }
-        };
+            T value;
+            try {
+                if (lookUpFirst && lookUpFirst(taskId, this)) {
+                    return;
+                }
+                value = call.call(LogStripe.this);
+            } catch (IOException | RuntimeException e) {
+                log.warn("task {}: log write failed: {}", taskId, e.toString());
+                trim();
+                result.completeExceptionally(e);
+                return;
+            }
+            trim();
+            result.complete(value);
+        }
+
+        @Override
+        public void refuse(Throwable why) {
+            result.completeExceptionally(why);
+        }
     }
 
     /** Runs operations one after the other with one hand-off to the I/O thread; false once closed. */
@@ -264,7 +284,7 @@ final class LogStripe {
      * record and parks {@code op}, with every later operation on the task, until the answer is
      * in. Returns whether it did (then {@code op} runs later).
      */
-    private boolean lookUpFirst(String taskId, Runnable op) throws IOException {
+    private boolean lookUpFirst(String taskId, RecordLookups.Parked op) throws IOException {
         if (lookups.isClosing()) {
             return false;
         }
@@ -277,7 +297,7 @@ final class LogStripe {
             return false;
         }
         lookups.park(taskId, op);
-        lookups.ask(taskId, "the log write", recorded -> recordLookedUp(taskId, recorded));
+        lookups.ask(taskId, "the log write", told -> recordLookedUp(taskId, told));
         return true;
     }
 
@@ -287,12 +307,23 @@ final class LogStripe {
      * task ended with that attempt printing nothing, records that silent end instead (every
      * batch is then stale or beyond its last line) and ends the followers with it; if it ended
      * without its worker recording the end of its log, ends the attempt as an abandon does
-     * (followers get the incomplete end, the file records it). Then runs the parked operations.
+     * (followers get the incomplete end, the file records it). A log brought back from the
+     * artifact store is read instead: it holds the end. Then runs the parked operations; or, when
+     * the task's log is in a store that cannot be read, refuses them, writing nothing that the
+     * store's copy would contradict (the next operation looks the record up again).
      */
-    private void recordLookedUp(String taskId, TaskLogManager.Recorded recorded) {
+    private void recordLookedUp(String taskId, RecordLookups.Told told) {
+        if (told.storeFailure() != null) {
+            lookups.refuseParked(taskId, told.storeFailure());
+            return;
+        }
         try {
+            if (told.restored()) {
+                restored(taskId);
+            }
             TaskLogState st = state(taskId);
             st.recordLookedUp = true;
+            TaskLogManager.Recorded recorded = told.recorded();
             if (recorded != null && st.knowsNothing()) {
                 LogRecord end = recorded.end();
                 if (end != null && end.isComplete()) {
@@ -320,6 +351,14 @@ final class LogStripe {
         }
     }
 
+    /** The task's file was brought back from the artifact store: its cached state is read again from it. */
+    private void restored(String taskId) {
+        TaskLogState st = states.get(taskId);
+        if (st != null) {
+            st.needsRecovery = true;
+        }
+    }
+
     // ---- followers -----------------------------------------------------------------------------
 
     /**
@@ -335,20 +374,41 @@ final class LogStripe {
         boolean lookUp = st.knowsNothing();
         attach(follower, st);
         if (lookUp) {
-            lookups.ask(follower.getTaskId(), "follow",
-                    recorded -> lookedUp(follower, recorded == null ? null : recorded.end()));
+            lookups.ask(follower.getTaskId(), "follow", told -> lookedUp(follower, told));
         }
     }
 
     /**
      * The record lookup answered for a new follower: if the task ended without a log and nothing
-     * came meanwhile, end the follower with the lookup's record; else it stays attached.
+     * came meanwhile, end the follower with the lookup's record; if its log came back from the
+     * artifact store, read the state again from it (the follower replays it, then gets its end);
+     * if that store cannot be read, end the follower with the store's error; else it stays
+     * attached.
      */
-    private void lookedUp(LogFollower follower, LogRecord end) {
+    private void lookedUp(LogFollower follower, RecordLookups.Told told) {
         TaskLogState st = states.get(follower.getTaskId());
         // A state is dropped from the cache only without followers: then this one has ended or
         // was closed. One that needs recovery met an I/O error: its follower waits.
-        if (end != null && st != null && !st.needsRecovery && st.knowsNothing() && st.followers.remove(follower)) {
+        if (st == null) {
+            return;
+        }
+        if (told.restored()) {
+            restored(st.taskId);
+            stateOrTerminate(follower); // detaches the followers, which read the file and attach again
+            return;
+        }
+        if (st.needsRecovery || !st.knowsNothing()) {
+            return;
+        }
+        if (told.storeFailure() != null) {
+            if (st.followers.remove(follower)) {
+                follower.fail("the task's log ended where this master has no file of it, and the artifact store"
+                        + " that holds it cannot be read: " + told.storeFailure(), told.storeFailure());
+            }
+            return;
+        }
+        LogRecord end = told.recorded() == null ? null : told.recorded().end();
+        if (end != null && st.followers.remove(follower)) {
             follower.end(end);
         }
     }

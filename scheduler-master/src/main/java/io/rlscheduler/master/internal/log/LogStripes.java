@@ -1,5 +1,6 @@
 package io.rlscheduler.master.internal.log;
 
+import io.rlscheduler.store.StoreUnavailableException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,14 +45,15 @@ final class LogStripes {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     LogStripes(Path directory, TaskLogManager.Limits limits, TaskLogManager.FileForcer forcer,
-               TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis) {
+               TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis, LogUploads uploads,
+               LogRestores restores) {
         int perStripeFiles = Math.max(1, limits.maxOpenFiles() / limits.ioThreads());
         int perStripeTasks = Math.max(1, limits.maxCachedTasks() / limits.ioThreads());
         this.durability = new LogDurability(limits.syncThreads(), forcer);
         this.stripes = new LogStripe[limits.ioThreads()];
         for (int i = 0; i < stripes.length; i++) {
             stripes[i] = new LogStripe(i, directory, perStripeFiles, perStripeTasks, openFiles, durability,
-                    recordLookup, lookupTimeoutMillis, limits.linePatience().toNanos());
+                    recordLookup, lookupTimeoutMillis, limits.linePatience().toNanos(), uploads, restores);
         }
         this.delivery = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 LogThreads.named("rls-log-follow-"));
@@ -98,6 +100,9 @@ final class LogStripes {
         }).whenComplete((ignored, failure) -> {
             if (failure instanceof IllegalStateException) {
                 log.debug("task {}: {} after the log manager closed: ignored", taskId, what);
+            } else if (failure instanceof StoreUnavailableException) {
+                // Its log is in a store that cannot be read (warned of when found): nothing was done.
+                log.debug("task {}: {} of its log refused: {}", taskId, what, failure.toString());
             } else if (failure != null) {
                 log.error("task {}: {} of its log failed", taskId, what, failure);
             }

@@ -6,6 +6,7 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogFollow;
 import io.rlscheduler.master.LogRecord;
 import io.rlscheduler.protocol.LogChunk;
+import io.rlscheduler.store.ArtifactStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -31,6 +33,11 @@ import java.util.function.Consumer;
  * written to the OS before a future completes; a file is forced to disk once its attempt has
  * ended, before its followers get their END_OF_STREAM ({@link LogDurability}), and when the
  * manager closes, not per batch. The package documentation says how each mechanism works.
+ *
+ * <p>With an artifact store, a log that ends while this master leads is copied into it whole
+ * ({@code LogUploads}, retried while the store refuses), and the log of a task that ended where this master has no file of it
+ * is brought back from it before anything else is done with that task ({@code LogRestores}): so
+ * any master serves the whole log of an ended run, whichever master wrote it.
  *
  * <p>Thread-safe. {@link #close()} flushes and closes the files, ends all followers and stops the
  * threads.
@@ -119,6 +126,8 @@ public final class TaskLogManager implements AutoCloseable {
     private final Path directory;
     private final Limits limits;
     private final LogStripes stripes;
+    private final LogUploads uploads;
+    private final LogRestores restores;
     private volatile long lookupTimeoutMillis = LOOKUP_TIMEOUT_MILLIS;
     private final Set<LogFollower> followers = ConcurrentHashMap.newKeySet();
 
@@ -155,7 +164,29 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup) {
-        this(directory, limits, LogDurability::force, recordLookup);
+        this(directory, limits, LogDurability::force, recordLookup, null, () -> false);
+    }
+
+    /**
+     * Creates a manager that copies ended logs into {@code store} and brings them back from it
+     * (see the class comment). The store is used from the manager's own threads only, and not
+     * closed by the manager.
+     *
+     * @param directory    where the log files are; created if missing (on the calling thread)
+     * @param limits       its sizes
+     * @param recordLookup as {@link #TaskLogManager(Path, Limits, RecordLookup)}: it also tells
+     *                     which tasks ended, whose logs the store may hold
+     * @param store        the artifact store; null for none
+     * @param leading      whether this master leads now (read when an end is written; must not
+     *                     block): only the leader's ends are uploaded. Workers send their lines
+     *                     to the leader, so its file is the run's log; the end another master
+     *                     writes (an abandon every master hears of, an end deferred past the
+     *                     leader's) is of a file that may lack them, and must not replace it
+     * @throws UncheckedIOException if the directory cannot be created
+     */
+    public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup, ArtifactStore store,
+                          BooleanSupplier leading) {
+        this(directory, limits, LogDurability::force, recordLookup, store, leading);
     }
 
     /** Forces a file's data to disk. A seam for tests, which need to hold a force up. */
@@ -199,17 +230,30 @@ public final class TaskLogManager implements AutoCloseable {
      *                when the task has ended and none of its lines is on its way; null when it may
      *                still write to its log (not ended, or ended with lines not yet written). A
      *                complete one means the newest attempt ended without printing a line.
+     * @param ended   whether the task has ended (its state is final): a log it printed lines to
+     *                has ended on some master, and is in the artifact store once uploaded
      */
-    public record Recorded(long epoch, int attempt, String traceId, LogRecord end) {
+    public record Recorded(long epoch, int attempt, String traceId, LogRecord end, boolean ended) {
+
+        /** What a record tells, the task taken as ended exactly when {@code end} is given. */
+        public Recorded(long epoch, int attempt, String traceId, LogRecord end) {
+            this(epoch, attempt, traceId, end, end != null);
+        }
     }
 
     /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer) {
-        this(directory, limits, forcer, RecordLookup.NONE);
+        this(directory, limits, forcer, RecordLookup.NONE, null, () -> false);
     }
 
     /** As {@link #TaskLogManager(Path, Limits, RecordLookup)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup) {
+        this(directory, limits, forcer, recordLookup, null, () -> false);
+    }
+
+    /** As {@link #TaskLogManager(Path, Limits, RecordLookup, ArtifactStore, BooleanSupplier)}, forcing files with {@code forcer}. */
+    TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup, ArtifactStore store,
+                   BooleanSupplier leading) {
         this.limits = Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(forcer, "forcer");
         Objects.requireNonNull(recordLookup, "recordLookup");
@@ -219,7 +263,10 @@ public final class TaskLogManager implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the task log directory " + directory, e);
         }
-        this.stripes = new LogStripes(this.directory, limits, forcer, recordLookup, () -> lookupTimeoutMillis);
+        this.uploads = new LogUploads(store, Objects.requireNonNull(leading, "leading"));
+        this.restores = new LogRestores(store);
+        this.stripes = new LogStripes(this.directory, limits, forcer, recordLookup, () -> lookupTimeoutMillis, uploads,
+                restores);
     }
 
     /** Returns the directory of the log files (absolute). */
@@ -472,12 +519,20 @@ public final class TaskLogManager implements AutoCloseable {
      * closes them (those of ended attempts still queued for forcing too, whose followers then get
      * their END_OF_STREAM), ends every other follower with END_OF_STREAM marked incomplete, and
      * stops the threads (waiting up to 10 s for each group; a consumer still blocked then is
-     * interrupted). A started attempt's marker not yet in its file is written first. Calls made
+     * interrupted). A started attempt's marker not yet in its file is written first. Uploads to
+     * the artifact store that are queued are sent (10 s at most); those waiting to retry are
+     * dropped, and named in a warning: their files stay in the log directory. Calls made
      * afterwards fail with IllegalStateException ({@link #follow}) or a failed future. Idempotent.
      */
     @Override
     public void close() {
         stripes.close(followers);
+        // After the I/O threads, which hand ended files to the uploads until they stop.
+        boolean interrupted = restores.close();
+        interrupted |= uploads.close();
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Sets how long a record lookup may take (5 s): tests that answer lookups by hand need longer. */
@@ -507,6 +562,22 @@ public final class TaskLogManager implements AutoCloseable {
     /** Returns the manager's load now (each figure read on its own, without a lock). */
     public Load load() {
         return new Load(stripes.writeBacklog(), stripes.syncBacklog(), stripes.openFiles(), followers.size());
+    }
+
+    /**
+     * The uploads of ended logs into the artifact store, for health figures (all 0 without a store).
+     *
+     * @param pending ended logs the store does not hold yet: queued, being sent, or waiting to
+     *                retry after a refusal (their files are only in the log directory meanwhile)
+     * @param refused sends the store refused, or whose file could not be read, since start
+     * @param stored  sends the store took, since start
+     */
+    public record Uploads(int pending, long refused, long stored) {
+    }
+
+    /** Returns the uploads' figures now. */
+    public Uploads uploads() {
+        return new Uploads(uploads.pending(), uploads.refused(), uploads.stored());
     }
 
     // ---- argument checks -----------------------------------------------------------------------

@@ -33,10 +33,18 @@
  *       rely on the whole log being on disk.</li>
  *   <li>{@code RecordLookups}: asking the task's record about a task with neither a file nor a
  *       state here (an attempt that ends complete without a line leaves no file; a restarted
- *       master has not seen the attempts started before), and parking its operations meanwhile.</li>
+ *       master has not seen the attempts started before), and parking its operations meanwhile;
+ *       for a task that ended, restoring its log from the artifact store first.</li>
  *   <li>{@code LogFollower} and {@code LiveBlock}: a follower replays the file at its consumer's
  *       pace, then takes live lines from a bounded queue that the I/O thread fills without
  *       waiting; one that falls behind goes back to the file and loses no line.</li>
+ *   <li>{@code LogUploads} and {@code UploadPhase}: copying an ended log whole into the artifact
+ *       store on upload threads, retried with backoff while the store refuses; one upload per
+ *       task at a time, its phase (QUEUED, SENDING, SENDING_STALE, BACKING_OFF, STORED) with its
+ *       one table of moves.</li>
+ *   <li>{@code LogRestores}: bringing the log of a task that ended elsewhere back from the store
+ *       into the log directory, before {@code RecordLookups} hands the record's answer to the I/O
+ *       thread.</li>
  *   <li>{@code LogFileFormat}, {@code LogLineReader}, {@code LogCursor}: the file format, reading
  *       its lines from a byte offset, and numbering them; the one reader of the format, used by
  *       recovery, followers and {@link io.rlscheduler.master.internal.log.LogFileRecords}.</li>
