@@ -105,6 +105,17 @@ public final class LocalClusterDemo {
                     } catch (RuntimeException e) {
                         System.out.println("demo: cannot compare the runs: " + e.getMessage());
                     }
+                    // Where the sweep's things are: one store, whichever machine ran each run.
+                    try {
+                        int checkpoints = 0;
+                        for (TaskHandle run : runs) {
+                            checkpoints += run.artifacts().list(io.rlscheduler.master.Artifact.Kind.CHECKPOINT).size();
+                        }
+                        System.out.println("demo: the sweep's checkpoints (" + checkpoints + " files) and ended logs are in "
+                                + Path.of(master.getOptions().getArtifactStore()) + "/tasks/<task id>/; run.artifacts() lists them");
+                    } catch (RuntimeException e) {
+                        System.out.println("demo: cannot list the sweep's artifacts: " + e.getMessage());
+                    }
                 }
             }
         }
@@ -118,7 +129,9 @@ public final class LocalClusterDemo {
         return SchedulerWorker.builder()
                 .masters("127.0.0.1:" + master.getRpcAddress().getPort())
                 .redis(redis).workerId(id).secret(secret).coreOptions(core)
-                .gpuIds(gpus).cpuSlots(2).scriptRoots(root.resolve("scripts")).runRoot(root.resolve("runs"))
+                // Each worker stands for a machine of its own: its own run root. They share only Redis
+                // and the artifact store the master publishes (artifacts/, beside logs/).
+                .gpuIds(gpus).cpuSlots(2).scriptRoots(root.resolve("scripts")).runRoot(root.resolve("runs").resolve(id))
                 .build().start();
     }
 

@@ -1,6 +1,7 @@
 package io.rlscheduler.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -12,10 +13,13 @@ import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.core.WorkerState;
 import io.rlscheduler.core.internal.CheckpointEntry;
 import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.master.Artifact;
+import io.rlscheduler.master.RunArtifacts;
 import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.store.ArtifactNotFoundException;
 import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.DirectoryStore;
 import io.rlscheduler.store.RunLayout;
@@ -150,6 +154,22 @@ class CheckpointResumeIT {
         await().atMost(WAIT).until(() -> committed("resume-far").get(0).workerId().equals("wb"));
         assertThat(committed("resume-far")).hasSize(ArtifactOptions.DEFAULT_CHECKPOINTS_KEPT);
         assertOnlyCommittedCheckpointsAreStored("resume-far");
+
+        // The run's artifacts through the API: the kept checkpoints' files and the ended log, downloaded and checked.
+        await().atMost(WAIT).until(() -> !run.artifacts().list(Artifact.Kind.LOG).isEmpty());
+        RunArtifacts artifacts = run.artifacts();
+        assertThat(artifacts.list(Artifact.Kind.CHECKPOINT)).extracting(Artifact::getCheckpointId)
+                .containsExactlyElementsOf(committed("resume-far").stream().map(CheckpointEntry::id).toList());
+        assertThat(artifacts.list(Artifact.Kind.CHECKPOINT)).allSatisfy(file -> {
+            assertThat(file.getPath()).isEqualTo("checkpoint.json");
+            assertThat(file.getSha256()).hasSize(64);
+            assertThat(file.getAttempt()).isEqualTo(2);
+        });
+        Path down = artifacts.downloadAll(dir.resolve("download"));
+        Artifact newestFile = artifacts.list(Artifact.Kind.CHECKPOINT).get(0);
+        Path fetched = down.resolve("checkpoints").resolve(newestFile.getCheckpointId()).resolve("checkpoint.json");
+        assertThat(JSON.readTree(fetched.toFile()).get("episode").asInt()).isEqualTo(400);
+        assertThat(down.resolve("resume-far.log")).hasSameBinaryContentAs(dir.resolve("logs/resume-far.log"));
     }
 
     @Test
@@ -228,6 +248,7 @@ class CheckpointResumeIT {
         Files.delete(incoming);
         Files.writeString(incoming, "not a directory");
         int committedBefore = committed("down-1").size();
+        List<Artifact> listedBefore = master.task("down-1").artifacts().list(Artifact.Kind.CHECKPOINT);
         String newestBefore = committed("down-1").get(0).id();
         await().atMost(WAIT).until(() -> logLines(master, "down-1").stream().anyMatch(l -> l.contains("not committed yet")));
         assertThat(committed("down-1").get(0).id()).isEqualTo(newestBefore);
@@ -242,6 +263,10 @@ class CheckpointResumeIT {
         assertThat(result.getAttempts()).isEqualTo(1);
         await().atMost(WAIT).until(() -> episodeOf("down-1", committed("down-1").get(0)) == 1500);
         assertOnlyCommittedCheckpointsAreStored("down-1");
+        // A checkpoint listed before and dropped by retention since: a typed error, not a stream of nothing.
+        RunArtifacts now = run.artifacts();
+        assertThatThrownBy(() -> now.open(listedBefore.get(listedBefore.size() - 1)))
+                .isInstanceOf(ArtifactNotFoundException.class);
     }
 
     @Test

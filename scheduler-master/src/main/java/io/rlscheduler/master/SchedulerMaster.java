@@ -173,7 +173,7 @@ public final class SchedulerMaster implements AutoCloseable {
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
             health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs);
-            queries = new TaskQueries(core, registry, elector, this::await);
+            queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
             elector.elect();
             long renew = elector.periodMillis();
@@ -394,6 +394,11 @@ public final class SchedulerMaster implements AutoCloseable {
     }
 
     /** The provenance of a task's attempts (see {@link TaskHandle#provenance()}). */
+    RunArtifacts artifacts(String taskId) {
+        requireRunning();
+        return queries.artifacts(taskId);
+    }
+
     List<AttemptProvenance> provenance(String taskId) {
         requireRunning();
         return queries.provenance(taskId);

@@ -144,6 +144,19 @@ public final class TaskHandle {
         return master.provenance(taskId);
     }
 
+    /**
+     * Lists the run's stored artifacts, read now from Redis and the artifact store: the files of
+     * each committed checkpoint (newest first), with sizes and SHA-256 from their manifests, and
+     * the run's log once it ended. Open one with {@link RunArtifacts#open}, or download all with
+     * {@link RunArtifacts#downloadAll}. Blocks while Redis and the store answer.
+     *
+     * @throws io.rlscheduler.core.TaskNotFoundException      if no such task exists
+     * @throws io.rlscheduler.store.StoreUnavailableException if the store cannot be read
+     */
+    public RunArtifacts artifacts() {
+        return master.artifacts(taskId);
+    }
+
     /** Returns the task's current record if it exists. */
     public Optional<TaskRecord> findRecord() {
         return master.getTask(taskId);

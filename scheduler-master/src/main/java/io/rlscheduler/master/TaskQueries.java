@@ -1,5 +1,11 @@
 package io.rlscheduler.master;
 
+import io.rlscheduler.core.internal.CheckpointEntry;
+import io.rlscheduler.store.ArtifactNotFoundException;
+import io.rlscheduler.store.ArtifactStore;
+import io.rlscheduler.store.CheckpointManifest;
+import io.rlscheduler.store.RunLayout;
+import io.rlscheduler.store.StoreUnavailableException;
 import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskNotFoundException;
@@ -18,17 +24,23 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The queries that read several records and judge them: runs side by side
  * ({@link SchedulerMaster#compare}), why a task waits ({@link SchedulerMaster#whyPending}), and the
- * provenance of a task's attempts ({@link TaskHandle#provenance()}).
+ * provenance of a task's attempts ({@link TaskHandle#provenance()}), and a run's stored artifacts
+ * ({@link TaskHandle#artifacts()}).
  * Blocks the caller while Redis answers, each answer bounded by the API timeout.
  */
 final class TaskQueries {
+
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(TaskQueries.class);
 
     private final LeaseCore core;
     private final WorkerRegistry registry;
     private final LeaderElector elector;
     private final MasterHealth.Await await;
+    private final ArtifactStore store;
 
-    TaskQueries(LeaseCore core, WorkerRegistry registry, LeaderElector elector, MasterHealth.Await await) {
+    TaskQueries(LeaseCore core, WorkerRegistry registry, LeaderElector elector, MasterHealth.Await await,
+                ArtifactStore store) {
+        this.store = store;
         this.core = core;
         this.registry = registry;
         this.elector = elector;
@@ -105,5 +117,57 @@ final class TaskQueries {
         PendingReason.Dispatch dispatch = new PendingReason.Dispatch(leader == null ? "" : leader.getLeaderId(),
                 leader != null && leader.isSelf(), connected);
         return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch, await(parked));
+    }
+
+    /**
+     * A run's stored artifacts: each committed checkpoint's files from its manifest (checked against
+     * the SHA-256 Redis holds for it; a checkpoint whose manifest is gone or changed is left out and
+     * logged), and the ended log.
+     */
+    RunArtifacts artifacts(String taskId) {
+        TaskIds.require(taskId, "task id");
+        List<CheckpointEntry> committed = await(core.artifacts().committed(taskId));
+        if (committed.isEmpty() && await(core.getTask(taskId)).isEmpty()) {
+            throw new TaskNotFoundException(taskId);
+        }
+        List<Artifact> out = new java.util.ArrayList<>();
+        for (CheckpointEntry c : committed) {
+            CheckpointManifest manifest = checkpointManifest(taskId, c);
+            if (manifest == null) {
+                continue;
+            }
+            for (CheckpointManifest.File f : manifest.files()) {
+                out.add(new Artifact(Artifact.Kind.CHECKPOINT, c.attempt(), c.id(), f.path(),
+                        RunLayout.checkpointFile(taskId, c.id(), f.path()), f.size(), f.sha256()));
+            }
+        }
+        store.stat(RunLayout.log(taskId)).ifPresent(log -> out.add(new Artifact(Artifact.Kind.LOG, 0, null,
+                taskId + ".log", log.getKey(), log.getSize(), null)));
+        return new RunArtifacts(taskId, out, store);
+    }
+
+    private CheckpointManifest checkpointManifest(String taskId, CheckpointEntry c) {
+        byte[] raw;
+        try (java.io.InputStream in = store.open(c.manifestKey())) {
+            raw = in.readAllBytes();
+        } catch (ArtifactNotFoundException e) {
+            log.warn("task {}: checkpoint {} is committed but its manifest {} is not in the store", taskId, c.id(),
+                    c.manifestKey());
+            return null;
+        } catch (java.io.IOException e) {
+            throw new StoreUnavailableException("cannot read " + c.manifestKey() + ": " + e, e);
+        }
+        try {
+            if (!java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(raw))
+                    .equals(c.sha256())) {
+                log.warn("task {}: the manifest of checkpoint {} changed in the store (SHA-256 differs); left out",
+                        taskId, c.id());
+                return null;
+            }
+            return CheckpointManifest.parse(raw);
+        } catch (java.io.IOException | java.security.NoSuchAlgorithmException e) {
+            log.warn("task {}: the manifest of checkpoint {} is unreadable ({}); left out", taskId, c.id(), e.getMessage());
+            return null;
+        }
     }
 }

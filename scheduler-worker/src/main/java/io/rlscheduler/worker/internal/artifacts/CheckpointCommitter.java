@@ -6,6 +6,7 @@ import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.internal.CheckpointCommit;
 import io.rlscheduler.core.internal.CheckpointEntry;
 import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.store.CheckpointManifest;
 import io.rlscheduler.store.RunLayout;
 import io.rlscheduler.store.StoreUnavailableException;
 import io.rlscheduler.store.StoredObject;

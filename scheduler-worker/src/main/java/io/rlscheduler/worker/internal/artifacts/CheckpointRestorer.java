@@ -7,6 +7,7 @@ import io.rlscheduler.core.internal.CheckpointEntry;
 import io.rlscheduler.core.internal.Json;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.store.ArtifactNotFoundException;
+import io.rlscheduler.store.CheckpointManifest;
 import io.rlscheduler.store.RunLayout;
 import io.rlscheduler.store.StoreUnavailableException;
 import io.rlscheduler.store.StoredObject;

@@ -1,17 +1,18 @@
-package io.rlscheduler.worker.internal.artifacts;
+package io.rlscheduler.store;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.rlscheduler.core.internal.Json;
-import io.rlscheduler.store.StoreKeys;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A checkpoint's manifest, stored after its files and before the pointer in Redis moves to it:
+ * A checkpoint's manifest ({@link RunLayout#checkpointManifest}), stored after its files and
+ * before the pointer in Redis moves to it, so that whoever reads a committed checkpoint (a
+ * resuming worker, a master listing a run's artifacts) knows every file and can check it:
  * which task, epoch, attempt and number it is, and each file's path (relative to the checkpoint
  * directory), size and SHA-256. A resume checks every file it fetches against it.
  *
