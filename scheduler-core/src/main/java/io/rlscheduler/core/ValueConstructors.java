@@ -36,4 +36,9 @@ final class ValueConstructors extends ValueFactory {
     protected WorkerInfo workerInfo(String workerId, String sessionId, Map<String, String> labels, WorkerState state, int cpuSlots, long memoryBytes, List<Integer> gpuIds, int freeCpuSlots, long freeMemoryBytes, List<Integer> freeGpuIds, List<TaskLease> tasks, long lastHeartbeatMillis, long livenessDeadlineMillis) {
         return new WorkerInfo(workerId, sessionId, labels, state, cpuSlots, memoryBytes, gpuIds, freeCpuSlots, freeMemoryBytes, freeGpuIds, tasks, lastHeartbeatMillis, livenessDeadlineMillis);
     }
+
+    @Override
+    protected AttemptOutputs attemptOutputs(int attempt, long epoch, String workerId, OutputsState state, String manifestKey, int files, long bytes, String error, List<String> skipped, int skippedCount, long updatedAtMillis) {
+        return new AttemptOutputs(attempt, epoch, workerId, state, manifestKey, files, bytes, error, skipped, skippedCount, updatedAtMillis);
+    }
 }

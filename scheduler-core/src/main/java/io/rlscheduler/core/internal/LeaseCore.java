@@ -161,7 +161,7 @@ public final class LeaseCore implements AutoCloseable {
     private void loadScripts() {
         try {
             for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
-                    REMOVE_WORKER, ArtifactRecords.CHECKPOINT)) {
+                    REMOVE_WORKER, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {

@@ -1,5 +1,7 @@
 package io.rlscheduler.core.internal;
 
+import io.rlscheduler.core.AttemptOutputs;
+import io.rlscheduler.core.OutputsState;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskPage;
@@ -15,7 +17,8 @@ import java.util.Map;
 /**
  * Creates for this package the values of {@code io.rlscheduler.core} whose constructors are
  * not API:
- * {@link TaskRecord}, {@link TaskPage}, {@link TaskTransition}, {@link TaskEvent}, {@link WorkerInfo}.
+ * {@link TaskRecord}, {@link TaskPage}, {@link TaskTransition}, {@link TaskEvent}, {@link WorkerInfo},
+ * {@link AttemptOutputs}.
  * The one implementation lives in that package and installs itself when {@link TaskRecord}
  * is initialized; {@link #get()} initializes it first. Thread-safe.
  */
@@ -71,4 +74,7 @@ public abstract class ValueFactory {
 
     /** Returns a new {@link WorkerInfo} of these values, as its constructor does. */
     protected abstract WorkerInfo workerInfo(String workerId, String sessionId, Map<String, String> labels, WorkerState state, int cpuSlots, long memoryBytes, List<Integer> gpuIds, int freeCpuSlots, long freeMemoryBytes, List<Integer> freeGpuIds, List<TaskLease> tasks, long lastHeartbeatMillis, long livenessDeadlineMillis);
+
+    /** Returns a new {@link AttemptOutputs} of these values, as its constructor does. */
+    protected abstract AttemptOutputs attemptOutputs(int attempt, long epoch, String workerId, OutputsState state, String manifestKey, int files, long bytes, String error, List<String> skipped, int skippedCount, long updatedAtMillis);
 }
