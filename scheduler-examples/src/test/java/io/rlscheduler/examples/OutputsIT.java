@@ -27,7 +27,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -58,30 +57,31 @@ class OutputsIT {
     @TempDir
     Path dir;
 
+    /** What outputs.py --training writes, and the worker's parameter file, in path order. */
+    private static final String[] TRAINING_FILES = {"model.pt", "params.json", "plots/reward.png",
+            "tb/events.out.tfevents.1700000000.host"};
+
     private TestRedis redis;
     private Cluster cluster;
     private LeaseCore core;
     private DirectoryStore store;
-    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private JvmProcess jvmWorker;
 
     @BeforeEach
     void setUp(TestRedis redis, RedisNamespace ns, RedisClient client) {
         this.redis = redis;
-        this.cluster = closing(new Cluster(redis, ns, dir));
-        this.core = closing(LeaseCore.create(client, cluster.options));
+        this.cluster = new Cluster(redis, ns, dir);
+        this.core = LeaseCore.create(client, cluster.options);
         this.store = new DirectoryStore(dir.resolve("store"));
     }
 
     @AfterEach
-    void tearDown() throws Exception {
-        for (int i = closeables.size() - 1; i >= 0; i--) {
-            closeables.get(i).close();
+    void tearDown() {
+        if (jvmWorker != null) {
+            jvmWorker.close();
         }
-    }
-
-    private <T extends AutoCloseable> T closing(T c) {
-        closeables.add(c);
-        return c;
+        core.close();
+        cluster.close();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -92,13 +92,11 @@ class OutputsIT {
         TaskResult result = cluster.master.submit(outputs("train-1").arg("--training").build()).result().get(60, TimeUnit.SECONDS);
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
 
-        AttemptOutputs o = finalRecord("train-1", 1);
+        AttemptOutputs o = storedTrainingOutputs("train-1");
         assertThat(o.getState()).isEqualTo(OutputsState.COMPLETE);
         assertThat(o.isComplete()).isTrue();
         assertThat(o.getError()).isEmpty();
         assertThat(o.getWorkerId()).isEqualTo("wa");
-        assertStoredAsWritten("wa", "train-1", o, "model.pt", "params.json", "plots/reward.png",
-                "tb/events.out.tfevents.1700000000.host");
         assertThat(o.getBytes()).isGreaterThan(3L * 1024 * 1024);
         JsonNode m = manifest(o);
         assertThat(m.get("complete").asBoolean()).isTrue();
@@ -113,10 +111,7 @@ class OutputsIT {
         assertThat(result.getState()).isEqualTo(TaskState.FAILED);
         assertThat(result.getExitCode()).isEqualTo(1);
 
-        AttemptOutputs o = finalRecord("failed-1", 1);
-        assertThat(o.getState()).isEqualTo(OutputsState.COMPLETE);
-        assertStoredAsWritten("wa", "failed-1", o, "model.pt", "params.json", "plots/reward.png",
-                "tb/events.out.tfevents.1700000000.host");
+        assertThat(storedTrainingOutputs("failed-1").getState()).isEqualTo(OutputsState.COMPLETE);
     }
 
     @Test
@@ -200,11 +195,9 @@ class OutputsIT {
 
         Files.delete(incoming);
         Files.createDirectory(incoming);
-        AttemptOutputs o = finalRecord("down-1", 1);
+        AttemptOutputs o = storedTrainingOutputs("down-1");
         assertThat(o.getState()).isEqualTo(OutputsState.COMPLETE);
         assertThat(o.getError()).isEmpty();
-        assertStoredAsWritten("wa", "down-1", o, "model.pt", "params.json", "plots/reward.png",
-                "tb/events.out.tfevents.1700000000.host");
     }
 
     @Test
@@ -237,21 +230,20 @@ class OutputsIT {
 
     /** An in-process worker with a run root and state directory of its own, and the store. */
     private SchedulerWorker worker(String id, ArtifactOptions artifacts) {
-        SchedulerWorker w = cluster.workerBuilder(id).gpuIds().cpuSlots(2).runRoot(dir.resolve("runs-" + id))
-                .artifacts(artifacts.mutate().store(store.getUri().toString()).build()).build().start();
-        return closing(w);
+        return cluster.start(cluster.workerBuilder(id).cpuSlots(2).runRoot(dir.resolve("runs-" + id))
+                .artifacts(artifacts.mutate().store(store.getUri().toString()).build()));
     }
 
-    /** A worker in a JVM of its own (to be frozen), with its own run root. */
+    /** A worker in a JVM of its own (to be frozen), with its own run root; closed after the test. */
     private JvmProcess workerJvm(String id) {
-        JvmProcess p = closing(JvmProcess.builder(WorkerMain.class).args(
+        JvmProcess p = jvmWorker = JvmProcess.builder(WorkerMain.class).args(
                         "--masters", "127.0.0.1:" + cluster.master.getRpcAddress().getPort(),
                         "--redis", redis.getUri().toURI().toString(), "--worker-id", id, "--secret", Cluster.SECRET,
                         "--gpus", "", "--cpu-slots", "2", "--scripts", Cluster.TEST_SCRIPTS.toString(),
                         "--runs", dir.resolve("runs-" + id).toString(), "--store", store.getUri().toString(),
                         "--namespace", cluster.options.getNamespace(), "--heartbeat-ms", "200", "--liveness-ms", "1000",
                         "--task-lease-ms", "2000", "--ack-timeout-ms", "2000", "--kill-grace-ms", "1000")
-                .logFile(dir.resolve(id + ".log")).start());
+                .logFile(dir.resolve(id + ".log")).start();
         p.awaitOutput("started, session", WAIT);
         return p;
     }
@@ -259,6 +251,13 @@ class OutputsIT {
     private AttemptOutputs record(String taskId, int attempt) {
         return join(core.artifacts().outputs(taskId)).stream().filter(o -> o.getAttempt() == attempt).findFirst()
                 .orElse(null);
+    }
+
+    /** The outputs record of a run of outputs.py --training on wa, once final, its files checked in the store. */
+    private AttemptOutputs storedTrainingOutputs(String taskId) throws Exception {
+        AttemptOutputs o = finalRecord(taskId, 1);
+        assertStoredAsWritten("wa", taskId, o, TRAINING_FILES);
+        return o;
     }
 
     /** The attempt's outputs record once its state is final. */

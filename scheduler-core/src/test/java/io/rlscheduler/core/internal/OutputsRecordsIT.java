@@ -1,8 +1,8 @@
 package io.rlscheduler.core.internal;
 
 import static io.rlscheduler.core.internal.CoreFixture.join;
+import static io.rlscheduler.core.internal.CoreFixture.running;
 import static io.rlscheduler.core.internal.CoreFixture.requestId;
-import static io.rlscheduler.core.internal.CoreFixture.task;
 import static io.rlscheduler.core.internal.CoreFixture.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,16 +39,6 @@ class OutputsRecordsIT {
         core.close();
     }
 
-    /** Registers the worker, submits and claims task t, acknowledges it; returns its lease. */
-    private TaskLease running(String worker, String session) {
-        join(core.register(worker(worker, session)));
-        join(core.submit(task("t", 0)));
-        Assignment a = join(core.claim(worker, session, 1, requestId())).getAssignments().get(0);
-        TaskLease lease = new TaskLease(a.getTaskId(), a.getEpoch());
-        assertThat(join(core.acknowledge(lease, worker, session)).isAccepted()).isTrue();
-        return lease;
-    }
-
     private WriteStatus record(TaskLease lease, String worker, String session, int attempt, OutputsState state, String error) {
         return join(artifacts.recordOutputs(lease, worker, session, new OutputsNote(attempt, state,
                 "tasks/t/outputs/attempt-" + attempt + ".manifest.json", 3, (1L << 50) + 7, error,
@@ -57,7 +47,7 @@ class OutputsRecordsIT {
 
     @Test
     void theAttemptThatEndedRecordsPendingThenCompleteAndAReplayChangesNothing() {
-        TaskLease lease = running("w1", "s");
+        TaskLease lease = running(core, "w1", "s");
         join(core.finish(lease, "w1", "s", TaskState.FAILED, 1, "exited with code 1", null));
         assertThat(join(artifacts.outputs("t"))).isEmpty();
 
@@ -89,7 +79,7 @@ class OutputsRecordsIT {
 
     @Test
     void writesOfAnAttemptThatDoesNotHoldTheTaskAreRefusedAndChangeNothing() {
-        TaskLease lease = running("w1", "s");
+        TaskLease lease = running(core, "w1", "s");
         join(core.register(worker("w2", "s2")));
         assertThat(record(new TaskLease("t", lease.getEpoch() + 1), "w1", "s", 1, OutputsState.COMPLETE, ""))
                 .isEqualTo(WriteStatus.STALE);
@@ -104,7 +94,7 @@ class OutputsRecordsIT {
 
     @Test
     void anAttemptWhoseTaskWasTakenBackCannotRecordButTheNextAttemptRecordsItsOwn() {
-        TaskLease first = running("w1", "s");
+        TaskLease first = running(core, "w1", "s");
         // The worker restarts with a new session: its task is taken back and re-queued.
         assertThat(join(core.register(worker("w1", "s-new"))).getRequeued()).containsExactly("t");
         assertThat(record(first, "w1", "s", 1, OutputsState.INCOMPLETE, "fenced")).isEqualTo(WriteStatus.STALE);
@@ -121,7 +111,7 @@ class OutputsRecordsIT {
 
     @Test
     void theRecordListsAtMostTheFirstEntriesLeftOutAndCountsThemAll() {
-        TaskLease lease = running("w1", "s");
+        TaskLease lease = running(core, "w1", "s");
         List<String> many = java.util.stream.IntStream.range(0, 50).mapToObj(i -> "f" + i + ": over maxOutputFiles (10)").toList();
         join(artifacts.recordOutputs(lease, "w1", "s", new OutputsNote(1, OutputsState.INCOMPLETE, "m", 10, 10,
                 "50 files over maxOutputFiles (10) not stored", many, 50)));

@@ -41,27 +41,17 @@ record OutputsManifest(String taskId, int attempt, long epoch, boolean complete,
 
     /** Returns the files' total size. */
     long bytes() {
-        long n = 0;
-        for (File f : files) {
-            n += f.size();
-        }
-        return n;
+        return files.stream().mapToLong(File::size).sum();
     }
 
     /** Returns the manifest as JSON bytes. */
     byte[] toJson() {
-        ObjectNode o = Json.object();
-        o.put("format", FORMAT).put("task", taskId).put("attempt", attempt).put("epoch", Long.toString(epoch))
-                .put("complete", complete).put("error", error).put("bytes", bytes());
-        ArrayNode list = o.putArray("files");
-        for (File f : files) {
-            list.addObject().put("path", f.path()).put("size", f.size()).put("sha256", f.sha256());
-        }
+        ObjectNode o = Json.object().put("format", FORMAT).put("task", taskId).put("attempt", attempt)
+                .put("epoch", Long.toString(epoch)).put("complete", complete).put("error", error).put("bytes", bytes());
+        ArrayNode stored = o.putArray("files");
+        files.forEach(f -> stored.addObject().put("path", f.path()).put("size", f.size()).put("sha256", f.sha256()));
         ArrayNode left = o.putArray("skipped");
-        for (OutputSelection.Left l : skipped) {
-            left.addObject().put("path", l.path()).put("reason", l.reason().name()).put("why", l.why());
-        }
-        o.put("skipped_count", skippedCount);
-        return o.toString().getBytes(StandardCharsets.UTF_8);
+        skipped.forEach(l -> left.addObject().put("path", l.path()).put("reason", l.reason().name()).put("why", l.why()));
+        return o.put("skipped_count", skippedCount).toString().getBytes(StandardCharsets.UTF_8);
     }
 }

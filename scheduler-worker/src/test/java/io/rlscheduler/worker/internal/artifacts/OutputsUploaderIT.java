@@ -38,6 +38,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * An ended attempt's outputs, from its run directory to a real directory store and a real Redis:
@@ -138,27 +140,19 @@ class OutputsUploaderIT {
                 "latest.pt: a symbolic link, not followed");
     }
 
-    @Test
-    void anAttemptWhoseTaskWasTakenBackBeforeItsRecordedEndsUploadSendsNothing() throws Exception {
+    /**
+     * With its end recorded, the attempt is refused at the pending record and sends nothing;
+     * without (fenced), its files are sent, the record refused, and what it sent deleted.
+     */
+    @ParameterizedTest(name = "end recorded: {0}")
+    @ValueSource(booleans = {true, false})
+    void anAttemptWhoseTaskWasTakenBackRecordsNothingAndLeavesNothingInTheStore(boolean endRecorded) throws Exception {
         TaskLease lease = running();
         Files.writeString(runDir.resolve("out.txt"), "x");
         // The worker's session is replaced: its task is taken back.
         join(core.register(new WorkerRegistration("w1", "s2", Map.of(), 4, 1L << 30, List.of())));
 
-        assertThat(uploader.upload(lease, 1, runDir, true).get(20, TimeUnit.SECONDS)).isNull();
-        assertThat(storedPaths()).isEmpty();
-        assertThat(store.stat(RunLayout.outputsManifest("t", 1))).isEmpty();
-        assertThat(records()).isEmpty();
-    }
-
-    @Test
-    void aFencedAttemptThatLostItsTaskWhileItsOutputsWereSentRecordsNothingAndDeletesThem() throws Exception {
-        TaskLease lease = running();
-        Files.writeString(runDir.resolve("out.txt"), "x");
-        join(core.register(new WorkerRegistration("w1", "s2", Map.of(), 4, 1L << 30, List.of())));
-
-        // An end not recorded: no pending record, the files are sent, and the record refused.
-        assertThat(uploader.upload(lease, 1, runDir, false).get(20, TimeUnit.SECONDS)).isNull();
+        assertThat(uploader.upload(lease, 1, runDir, endRecorded).get(20, TimeUnit.SECONDS)).isNull();
         assertThat(storedPaths()).isEmpty();
         assertThat(store.stat(RunLayout.outputsManifest("t", 1))).isEmpty();
         assertThat(records()).isEmpty();
