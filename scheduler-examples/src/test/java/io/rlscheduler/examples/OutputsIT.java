@@ -217,8 +217,11 @@ class OutputsIT {
         a.thaw();
         a.awaitOutput("task frozen-1 attempt 1: outputs not recorded (", WAIT);
         assertThat(join(core.artifacts().outputs("frozen-1"))).extracting(AttemptOutputs::getAttempt).containsExactly(2);
-        await().atMost(WAIT).untilAsserted(() -> assertThat(storedPaths("frozen-1", 1)).isEmpty());
-        assertThat(store.stat(RunLayout.outputsManifest("frozen-1", 1))).isEmpty();
+        // What it sent before its record was refused is deleted: its files, then its manifest.
+        await().atMost(WAIT).untilAsserted(() -> {
+            assertThat(storedPaths("frozen-1", 1)).isEmpty();
+            assertThat(store.stat(RunLayout.outputsManifest("frozen-1", 1))).isEmpty();
+        });
         assertThat(storedPaths("frozen-1", 2)).contains("model.pt");
     }
 
