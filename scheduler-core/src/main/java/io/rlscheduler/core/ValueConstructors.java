@@ -41,4 +41,9 @@ final class ValueConstructors extends ValueFactory {
     protected AttemptProvenance attemptProvenance(String taskId, int attempt, long epoch, String workerId, String hostname, String scriptFile, String scriptSha256, String gitCommit, boolean gitDirty, String interpreter, String interpreterVersion, List<Integer> gpuIds, List<String> gpuUuids) {
         return new AttemptProvenance(taskId, attempt, epoch, workerId, hostname, scriptFile, scriptSha256, gitCommit, gitDirty, interpreter, interpreterVersion, gpuIds, gpuUuids);
     }
+
+    @Override
+    protected AttemptOutputs attemptOutputs(int attempt, long epoch, String workerId, OutputsState state, String manifestKey, int files, long bytes, String error, List<String> skipped, int skippedCount, long updatedAtMillis) {
+        return new AttemptOutputs(attempt, epoch, workerId, state, manifestKey, files, bytes, error, skipped, skippedCount, updatedAtMillis);
+    }
 }

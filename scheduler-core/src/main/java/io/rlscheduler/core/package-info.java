@@ -17,6 +17,9 @@
  *       {@link io.rlscheduler.core.WorkerState} and the {@link io.rlscheduler.core.TaskLease}s it
  *       holds, and the outcome of removing one ({@link io.rlscheduler.core.WorkerRemoval},
  *       {@link io.rlscheduler.core.WorkerRemovalStatus}).</li>
+ *   <li>Run artifacts: what an attempt left in its run directory,
+ *       {@link io.rlscheduler.core.AttemptOutputs}, with its
+ *       {@link io.rlscheduler.core.OutputsState} (one table, the same in Java and in the script).</li>
  *   <li>Failures: {@link io.rlscheduler.core.SchedulerException}, unchecked, saying whether a
  *       retry may succeed, with the subclasses a caller acts on:
  *       {@link io.rlscheduler.core.IllegalTaskStateException},

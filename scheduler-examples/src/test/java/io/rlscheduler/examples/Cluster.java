@@ -50,7 +50,12 @@ final class Cluster implements AutoCloseable {
     }
 
     SchedulerWorker worker(String id, Integer... gpus) {
-        SchedulerWorker worker = workerBuilder(id, gpus).build().start();
+        return start(workerBuilder(id, gpus));
+    }
+
+    /** Builds and starts a worker (a {@link #workerBuilder} with settings of the test's own); closed with the cluster. */
+    SchedulerWorker start(SchedulerWorker.Builder builder) {
+        SchedulerWorker worker = builder.build().start();
         workers.add(worker);
         return worker;
     }

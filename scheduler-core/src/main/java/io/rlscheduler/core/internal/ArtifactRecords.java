@@ -2,6 +2,8 @@ package io.rlscheduler.core.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.rlscheduler.core.AttemptOutputs;
+import io.rlscheduler.core.OutputsState;
 import io.rlscheduler.core.TaskLease;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,13 +15,15 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The Redis side of run artifacts: where the artifact store is (published by the masters, read by
  * workers that have no store of their own), the fenced move of a task's "latest checkpoint"
- * pointer (checkpoint.lua), the list of committed checkpoints, and the notes of what each attempt
- * resumed from. Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe
+ * pointer (checkpoint.lua), the list of committed checkpoints, the notes of what each attempt
+ * resumed from, and the fenced records of what each attempt left in its run directory (outputs.lua).
+ * Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe
  * as it is.
  */
 public final class ArtifactRecords {
 
     static final LuaScript CHECKPOINT = LuaScript.load("checkpoint");
+    static final LuaScript OUTPUTS = LuaScript.load("outputs");
 
     private final RedisAsyncCommands<String, String> redis;
     private final Keys keys;
@@ -130,6 +134,39 @@ public final class ArtifactRecords {
                     all.forEach((k, v) -> out.put(Integer.parseInt(k), v));
                     return out;
                 });
+    }
+
+    /**
+     * Records an attempt's outputs, if the attempt holds the task at {@code lease}'s epoch (while
+     * it runs or after its end) and the record's state may move to {@code note}'s
+     * ({@link OutputsState}). Returns {@link WriteStatus#APPLIED}; {@link WriteStatus#DUPLICATE}
+     * when that final state is recorded already; {@link WriteStatus#WRONG_STATE} when another is;
+     * {@link WriteStatus#STALE}, {@link WriteStatus#WRONG_SESSION} or {@link WriteStatus#UNKNOWN_TASK}
+     * when the attempt does not hold the task (nothing is written).
+     */
+    public CompletableFuture<WriteResult> recordOutputs(TaskLease lease, String workerId, String sessionId, OutputsNote note) {
+        return OUTPUTS.run(redis, keys.coreAnd(keys.outputs(lease.getTaskId())), lease.getTaskId(),
+                        Long.toString(lease.getEpoch()), Objects.requireNonNull(workerId, "workerId"),
+                        Objects.requireNonNull(sessionId, "sessionId"), Integer.toString(note.attempt()),
+                        note.state().name(), note.toJson())
+                .thenApply(reply -> Replies.write(Replies.parse(reply)));
+    }
+
+    /** Returns the outputs records of every attempt of the task that has one, by attempt number (empty for none or an unknown task). */
+    public CompletableFuture<List<AttemptOutputs>> outputs(String taskId) {
+        return RedisFailures.translated(redis.hgetall(keys.outputs(taskId)), redis.getStatefulConnection().getTimeout())
+                .thenApply(all -> {
+                    Map<Integer, AttemptOutputs> out = new TreeMap<>();
+                    all.forEach((k, v) -> out.put(Integer.parseInt(k), attemptOutputs(Replies.parse(v))));
+                    return List.copyOf(out.values());
+                });
+    }
+
+    private static AttemptOutputs attemptOutputs(JsonNode r) {
+        return ValueFactory.get().attemptOutputs(r.get("attempt").asInt(), Replies.epoch(r.get("epoch")),
+                r.path("worker").asText(""), OutputsState.valueOf(r.get("state").asText()), r.path("manifest").asText(""),
+                r.path("files").asInt(), r.path("bytes").asLong(), r.path("error").asText(""),
+                Replies.strings(r.get("skipped")), r.path("skipped_count").asInt(), r.path("at").asLong());
     }
 
     private String[] keysOf(String taskId) {

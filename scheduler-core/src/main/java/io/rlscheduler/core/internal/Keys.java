@@ -84,6 +84,11 @@ public final class Keys {
         return prefix + "restores:" + taskId;
     }
 
+    /** Returns the hash of what each attempt of a task left in its run directory (outputs.lua). */
+    public String outputs(String taskId) {
+        return prefix + "outputs:" + taskId;
+    }
+
     /** Returns the key keeping the answer of one claim request, for replays. */
     public String claimRequest(String requestId) {
         return prefix + "request:claim:" + requestId;

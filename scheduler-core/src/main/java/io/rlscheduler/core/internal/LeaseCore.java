@@ -166,7 +166,7 @@ public final class LeaseCore implements AutoCloseable {
     private void loadScripts() {
         try {
             for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
-                    REMOVE_WORKER, PROVENANCE, ArtifactRecords.CHECKPOINT)) {
+                    REMOVE_WORKER, PROVENANCE, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {

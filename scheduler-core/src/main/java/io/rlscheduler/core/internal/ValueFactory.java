@@ -1,6 +1,8 @@
 package io.rlscheduler.core.internal;
 
 import io.rlscheduler.core.AttemptProvenance;
+import io.rlscheduler.core.AttemptOutputs;
+import io.rlscheduler.core.OutputsState;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskPage;
@@ -17,7 +19,7 @@ import java.util.Map;
  * Creates for this package the values of {@code io.rlscheduler.core} whose constructors are
  * not API:
  * {@link TaskRecord}, {@link TaskPage}, {@link TaskTransition}, {@link TaskEvent}, {@link WorkerInfo},
- * {@link AttemptProvenance}.
+ * {@link AttemptProvenance}, {@link AttemptOutputs}.
  * The one implementation lives in that package and installs itself when {@link TaskRecord}
  * is initialized; {@link #get()} initializes it first. Thread-safe.
  */
@@ -76,4 +78,7 @@ public abstract class ValueFactory {
 
     /** Returns a new {@link AttemptProvenance} of these values, as its constructor does. */
     protected abstract AttemptProvenance attemptProvenance(String taskId, int attempt, long epoch, String workerId, String hostname, String scriptFile, String scriptSha256, String gitCommit, boolean gitDirty, String interpreter, String interpreterVersion, List<Integer> gpuIds, List<String> gpuUuids);
+
+    /** Returns a new {@link AttemptOutputs} of these values, as its constructor does. */
+    protected abstract AttemptOutputs attemptOutputs(int attempt, long epoch, String workerId, OutputsState state, String manifestKey, int files, long bytes, String error, List<String> skipped, int skippedCount, long updatedAtMillis);
 }

@@ -2,7 +2,6 @@ package io.rlscheduler.core.internal;
 
 import static io.rlscheduler.core.internal.CoreFixture.join;
 import static io.rlscheduler.core.internal.CoreFixture.requestId;
-import static io.rlscheduler.core.internal.CoreFixture.task;
 import static io.rlscheduler.core.internal.CoreFixture.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,12 +38,7 @@ class ArtifactRecordsIT {
 
     /** Registers w1 (session s), submits and claims task t, acknowledges it; returns its lease. */
     private TaskLease running(String worker, String session) {
-        join(core.register(worker(worker, session)));
-        join(core.submit(task("t", 0)));
-        Assignment a = join(core.claim(worker, session, 1, requestId())).getAssignments().get(0);
-        TaskLease lease = new TaskLease(a.getTaskId(), a.getEpoch());
-        assertThat(join(core.acknowledge(lease, worker, session)).isAccepted()).isTrue();
-        return lease;
+        return CoreFixture.running(core, worker, session);
     }
 
     private CheckpointCommit commit(TaskLease lease, String worker, String session, int n, int keep) {

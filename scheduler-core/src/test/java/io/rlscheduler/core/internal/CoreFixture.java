@@ -74,6 +74,17 @@ final class CoreFixture {
         return new TaskLease(a.getTaskId(), a.getEpoch());
     }
 
+    /** Registers {@code worker} with {@code session}, submits task t, claims and acknowledges it; returns its lease. */
+    static TaskLease running(LeaseCore core, String worker, String session) {
+        join(core.register(worker(worker, session)));
+        join(core.submit(task("t", 0)));
+        TaskLease lease = lease(join(core.claim(worker, session, 1, requestId())).getAssignments().get(0));
+        if (!join(core.acknowledge(lease, worker, session)).isAccepted()) {
+            throw new AssertionError("task t was not acknowledged");
+        }
+        return lease;
+    }
+
     /** Every task id of one state index, paging through listTasks. */
     static List<TaskRecord> allInState(LeaseCore core, TaskState state) {
         List<TaskRecord> out = new java.util.ArrayList<>();

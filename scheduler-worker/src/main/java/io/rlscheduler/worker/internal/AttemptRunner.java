@@ -376,6 +376,10 @@ public final class AttemptRunner {
      * at), not from this worker.
      */
     private void finished(Attempt attempt, AttemptOutcome outcome) {
+        if (attempt.getCheckpoints() != null) {
+            // The attempt ran in its run directory on a worker with a store: its outputs go there.
+            artifacts.outputs().upload(attempt.getLease(), attempt.getTask().getAttempt(), attempt.getRunDir(), outcome.isRecorded());
+        }
         Runnable finish = () -> {
             attempt.setEnded();
             attempt.getLogs().close();

@@ -42,6 +42,39 @@ public final class FileListing {
     private FileListing() {
     }
 
+    /** Why an entry was skipped. */
+    public enum Skip {
+        /** A symbolic link: neither followed nor taken. */
+        SYMBOLIC_LINK("a symbolic link, not followed"),
+        /** A fifo, socket, device or other entry that is not a regular file or directory. */
+        NOT_REGULAR("not a regular file"),
+        /** A path that is not a valid store key. */
+        UNSTORABLE_NAME("a name that cannot be stored (control characters, a backslash, too long)");
+
+        private final String text;
+
+        Skip(String text) {
+            this.text = text;
+        }
+
+        /** Returns the reason as a listing says it. */
+        public String text() {
+            return text;
+        }
+    }
+
+    /** What a {@link #walk} tells as it goes. */
+    public interface Visitor {
+        /** A file that may leave the machine; returns whether the walk goes on. */
+        boolean file(Entry entry);
+
+        /**
+         * An entry skipped, with its path relative to the root (control characters written as
+         * {@code \xNN} for {@link Skip#UNSTORABLE_NAME}).
+         */
+        void skipped(String path, Skip why);
+    }
+
     /**
      * Lists the files under {@code base} (a directory, or one regular file), with paths relative
      * to {@code root}.
@@ -54,17 +87,55 @@ public final class FileListing {
      * @throws IOException   if the directory cannot be read
      */
     public static Result list(Path root, Path base, int maxFiles, long maxBytes) throws IOException, LimitExceeded {
+        List<Entry> files = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        long[] bytes = {0};
+        LimitExceeded[] over = {null};
+        walk(root, base, new Visitor() {
+            @Override
+            public boolean file(Entry e) {
+                if (files.size() >= maxFiles) {
+                    over[0] = new LimitExceeded("more than " + maxFiles + " files");
+                    return false;
+                }
+                bytes[0] += e.size();
+                if (bytes[0] > maxBytes) {
+                    over[0] = new LimitExceeded("more than " + maxBytes + " bytes (at " + e.path() + ")");
+                    return false;
+                }
+                files.add(e);
+                return true;
+            }
+
+            @Override
+            public void skipped(String path, Skip why) {
+                skipped.add(path + ": " + why.text());
+            }
+        });
+        if (over[0] != null) {
+            throw over[0];
+        }
+        files.sort(Comparator.comparing(Entry::path));
+        return new Result(List.copyOf(files), List.copyOf(skipped), bytes[0]);
+    }
+
+    /**
+     * Walks the entries under {@code base} (a directory, or one regular file) in the file system's
+     * order, telling {@code visitor} each file that may leave the machine and each entry skipped,
+     * with paths relative to {@code root}; hidden entries are left out unsaid. Nothing when
+     * {@code base} does not exist.
+     *
+     * @param root the directory paths are relative to; {@code base} must lie inside it
+     * @throws IOException if the directory cannot be read
+     */
+    public static void walk(Path root, Path base, Visitor visitor) throws IOException {
         Path r = root.toAbsolutePath().normalize();
         Path b = base.toAbsolutePath().normalize();
         if (!b.startsWith(r)) {
             throw new IOException(base + " is not inside " + root);
         }
-        List<Entry> files = new ArrayList<>();
-        List<String> skipped = new ArrayList<>();
-        long[] bytes = {0};
-        LimitExceeded[] over = {null};
         if (!Files.exists(b, LinkOption.NOFOLLOW_LINKS)) {
-            return new Result(files, skipped, 0);
+            return;
         }
         Files.walkFileTree(b, new SimpleFileVisitor<>() {
             @Override
@@ -82,28 +153,19 @@ public final class FileListing {
                 }
                 String rel = r.relativize(file).toString().replace(file.getFileSystem().getSeparator(), "/");
                 if (attrs.isSymbolicLink()) {
-                    skipped.add(rel + ": a symbolic link, not followed");
+                    visitor.skipped(rel, Skip.SYMBOLIC_LINK);
                     return FileVisitResult.CONTINUE;
                 }
                 if (!attrs.isRegularFile()) {
-                    skipped.add(rel + ": not a regular file");
+                    visitor.skipped(rel, Skip.NOT_REGULAR);
                     return FileVisitResult.CONTINUE;
                 }
                 if (!StoreKeys.isValid(rel)) {
-                    skipped.add(printable(rel) + ": a name that cannot be stored (control characters, a backslash, too long)");
+                    visitor.skipped(printable(rel), Skip.UNSTORABLE_NAME);
                     return FileVisitResult.CONTINUE;
                 }
-                if (files.size() >= maxFiles) {
-                    over[0] = new LimitExceeded("more than " + maxFiles + " files");
-                    return FileVisitResult.TERMINATE;
-                }
-                bytes[0] += attrs.size();
-                if (bytes[0] > maxBytes) {
-                    over[0] = new LimitExceeded("more than " + maxBytes + " bytes (at " + rel + ")");
-                    return FileVisitResult.TERMINATE;
-                }
-                files.add(new Entry(rel, file, attrs.size(), attrs.lastModifiedTime().toMillis()));
-                return FileVisitResult.CONTINUE;
+                return visitor.file(new Entry(rel, file, attrs.size(), attrs.lastModifiedTime().toMillis()))
+                        ? FileVisitResult.CONTINUE : FileVisitResult.TERMINATE;
             }
 
             @Override
@@ -114,11 +176,6 @@ public final class FileListing {
                 throw e;
             }
         });
-        if (over[0] != null) {
-            throw over[0];
-        }
-        files.sort(Comparator.comparing(Entry::path));
-        return new Result(List.copyOf(files), List.copyOf(skipped), bytes[0]);
     }
 
     private static boolean hidden(Path p) {
@@ -126,7 +183,8 @@ public final class FileListing {
         return name != null && name.toString().startsWith(".");
     }
 
-    private static String printable(String s) {
+    /** Returns {@code s} as a message can show it: control characters written as {@code \xNN}, at most 200 characters. */
+    static String printable(String s) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < s.length() && b.length() < 200; i++) {
             char c = s.charAt(i);

@@ -7,13 +7,15 @@ import java.nio.file.Path;
 
 /**
  * What a worker with an artifact store runs for its attempts' artifacts: the transfers, the
- * checkpoint committer and the restorer. Made at the worker's start, closed at its stop.
+ * checkpoint committer and the restorer, and the uploader of ended attempts' outputs. Made at the
+ * worker's start, closed at its stop.
  */
 public final class WorkerArtifacts implements AutoCloseable {
 
     private final ArtifactTransfers transfers;
     private final CheckpointCommitter committer;
     private final CheckpointRestorer restorer;
+    private final OutputsUploader outputs;
 
     /**
      * @param store      the store
@@ -27,11 +29,13 @@ public final class WorkerArtifacts implements AutoCloseable {
         this.transfers = new ArtifactTransfers(store, ownsStore, options, workerId);
         this.committer = new CheckpointCommitter(core, workerId, sessionId, transfers, snapshots);
         this.restorer = new CheckpointRestorer(core, workerId, sessionId, transfers);
+        this.outputs = new OutputsUploader(core, workerId, sessionId, transfers);
     }
 
     public ArtifactTransfers transfers() { return transfers; }
     public CheckpointCommitter committer() { return committer; }
     public CheckpointRestorer restorer() { return restorer; }
+    public OutputsUploader outputs() { return outputs; }
 
     @Override
     public void close() {
