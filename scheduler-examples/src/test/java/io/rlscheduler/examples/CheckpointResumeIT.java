@@ -295,11 +295,55 @@ class CheckpointResumeIT {
         assertThat(storedCheckpointIds("limit-2")).isEmpty();
     }
 
+    @Test
+    void anInJvmExecutorsCommitAfterItsAttemptLostTheTaskFailsWithLeaseLostAndLeavesNothingVisible() throws Exception {
+        SchedulerMaster master = master();
+        java.util.concurrent.CompletableFuture<io.rlscheduler.worker.TaskOutput> output = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<io.rlscheduler.worker.TaskContext> context = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<io.rlscheduler.worker.ExecutionResult> done = new java.util.concurrent.CompletableFuture<>();
+        io.rlscheduler.worker.TaskExecutor inJvm = (ctx, out) -> {
+            context.complete(ctx);
+            output.complete(out);
+            return new io.rlscheduler.worker.TaskExecution() {
+                @Override
+                public java.util.concurrent.CompletableFuture<io.rlscheduler.worker.ExecutionResult> completion() {
+                    return done;
+                }
+
+                @Override
+                public void stop(io.rlscheduler.worker.StopReason reason, Duration grace) {
+                    done.complete(new io.rlscheduler.worker.ExecutionResult(143, reason, "stopped: " + reason));
+                }
+            };
+        };
+        closing(SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort()).redis(redis.getUri())
+                .workerId("wj").secret(SECRET).coreOptions(options).gpuIds(0).cpuSlots(2).executor(inJvm)
+                .runRoot(dir.resolve("runs-wj")).stateDirectory(dir.resolve("state-wj"))
+                .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
+                .artifacts(ArtifactOptions.builder().store(storeUri).build()).build().start());
+        master.submit(TaskSpec.python("in-jvm").taskId("jvm-1").gpus(1).build());
+        Path ckpt = context.get(30, TimeUnit.SECONDS).getCheckpointDir();
+        Files.writeString(ckpt.resolve("weights.bin"), "step 1");
+        String first = output.get().checkpoint("").get(30, TimeUnit.SECONDS);
+        assertThat(committed("jvm-1")).extracting(CheckpointEntry::id).containsExactly(first);
+
+        // The worker's session is replaced (as by a restart elsewhere under its id): its task is taken back.
+        join(core.register(new io.rlscheduler.core.internal.WorkerRegistration("wj", "another-session", Map.of(), 2,
+                1L << 30, List.of(0))));
+        Files.writeString(ckpt.resolve("weights.bin"), "step 2");
+        java.util.concurrent.CompletableFuture<String> late = output.get().checkpoint("");
+        assertThatThrownBy(() -> late.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(io.rlscheduler.core.LeaseLostException.class)
+                .cause().hasMessageContaining("no longer holds the task");
+        assertThat(committed("jvm-1")).extracting(CheckpointEntry::id).containsExactly(first);
+        assertOnlyCommittedCheckpointsAreStored("jvm-1");
+    }
+
     // ------------------------------------------------------------------------------------------
 
     private SchedulerMaster master() {
         return closing(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
                 .coreOptions(options).logDirectory(dir.resolve("logs")).masterId("m1")
+                .artifactStore(storeUri).artifactStoreSettings(storeSettings)
                 .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start());
     }
 

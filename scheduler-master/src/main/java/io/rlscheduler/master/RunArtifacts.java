@@ -34,7 +34,7 @@ public final class RunArtifacts {
     /** Returns the task id. */
     public String getTaskId() { return taskId; }
 
-    /** Returns every artifact: checkpoints newest first (by their files' paths within each), then outputs by attempt, then the log. */
+    /** Returns every artifact: checkpoints newest first (their files by path), then outputs by attempt (by path), then the log. */
     public List<Artifact> list() {
         return artifacts;
     }

@@ -146,8 +146,10 @@ public final class TaskHandle {
 
     /**
      * Lists the run's stored artifacts, read now from Redis and the artifact store: the files of
-     * each committed checkpoint (newest first), with sizes and SHA-256 from their manifests, and
-     * the run's log once it ended. Open one with {@link RunArtifacts#open}, or download all with
+     * each committed checkpoint (newest first) and the outputs each attempt left in its run
+     * directory (by attempt), with sizes and SHA-256 from their manifests, and the run's log once
+     * it ended. Whether an attempt's outputs are all stored, and why not:
+     * {@code AttemptOutputs} (one per attempt). Open one with {@link RunArtifacts#open}, or download all with
      * {@link RunArtifacts#downloadAll}. Blocks while Redis and the store answer.
      *
      * @throws io.rlscheduler.core.TaskNotFoundException      if no such task exists

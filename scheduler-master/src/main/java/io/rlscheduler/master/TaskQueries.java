@@ -4,7 +4,10 @@ import io.rlscheduler.core.internal.CheckpointEntry;
 import io.rlscheduler.store.ArtifactNotFoundException;
 import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.CheckpointManifest;
+import io.rlscheduler.core.AttemptOutputs;
+import io.rlscheduler.core.OutputsState;
 import io.rlscheduler.store.RunLayout;
+import io.rlscheduler.store.StoreKeys;
 import io.rlscheduler.store.StoreUnavailableException;
 import io.rlscheduler.core.AttemptProvenance;
 import io.rlscheduler.core.TaskIds;
@@ -141,9 +144,37 @@ final class TaskQueries {
                         RunLayout.checkpointFile(taskId, c.id(), f.path()), f.size(), f.sha256()));
             }
         }
+        for (AttemptOutputs o : await(core.artifacts().outputs(taskId))) {
+            if (o.getState() != OutputsState.PENDING && !o.getManifestKey().isEmpty()) {
+                out.addAll(outputFiles(taskId, o));
+            }
+        }
         store.stat(RunLayout.log(taskId)).ifPresent(log -> out.add(new Artifact(Artifact.Kind.LOG, 0, null,
                 taskId + ".log", log.getKey(), log.getSize(), null)));
         return new RunArtifacts(taskId, out, store);
+    }
+
+    /** The files an attempt's outputs manifest lists; none (logged) when it is gone or unreadable. */
+    private List<Artifact> outputFiles(String taskId, AttemptOutputs o) {
+        List<Artifact> files = new java.util.ArrayList<>();
+        try (java.io.InputStream in = store.open(o.getManifestKey())) {
+            com.fasterxml.jackson.databind.JsonNode manifest = io.rlscheduler.core.internal.Json.tree(
+                    new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            String prefix = RunLayout.outputs(taskId, o.getAttempt());
+            for (com.fasterxml.jackson.databind.JsonNode f : manifest.path("files")) {
+                String path = f.path("path").asText("");
+                if (StoreKeys.isValid(path)) {
+                    files.add(new Artifact(Artifact.Kind.OUTPUT, o.getAttempt(), null, path, StoreKeys.join(prefix, path),
+                            f.path("size").asLong(), f.path("sha256").asText(null)));
+                }
+            }
+        } catch (ArtifactNotFoundException e) {
+            log.warn("task {}: the outputs manifest of attempt {} ({}) is not in the store", taskId, o.getAttempt(),
+                    o.getManifestKey());
+        } catch (java.io.IOException e) {
+            log.warn("task {}: the outputs manifest of attempt {} is unreadable ({})", taskId, o.getAttempt(), e.getMessage());
+        }
+        return files;
     }
 
     private CheckpointManifest checkpointManifest(String taskId, CheckpointEntry c) {

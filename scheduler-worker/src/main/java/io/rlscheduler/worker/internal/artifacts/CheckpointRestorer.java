@@ -86,6 +86,7 @@ public final class CheckpointRestorer {
                     + "); starting with the checkpoint directory as it is");
             return null;
         }
+        transfers.run(() -> collect(lease));
         if (committed.isEmpty()) {
             return null;
         }
@@ -109,6 +110,53 @@ public final class CheckpointRestorer {
         say.accept("rl-scheduler: no committed checkpoint could be restored; the attempt starts from scratch");
         note(lease, attempt, null, skipped, 0, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
         return Snapshot.fingerprint(list(dir));
+    }
+
+    /**
+     * Deletes what earlier attempts left in the store that no pointer leads to: uploads cut short
+     * by a worker's death, checkpoints retention dropped whose deletion did not happen. Only
+     * epochs older than this attempt's: a newer one is this attempt's own, or in flight elsewhere.
+     * On a transfer thread; a failure is logged, and the next resume tries again.
+     */
+    private void collect(TaskLease lease) {
+        String task = lease.getTaskId();
+        try {
+            Set<String> kept = new HashSet<>();
+            for (CheckpointEntry e : core.artifacts().committed(task).get(30, TimeUnit.SECONDS)) {
+                kept.add(e.id());
+            }
+            String prefix = RunLayout.checkpoints(task) + "/";
+            Set<String> stored = new java.util.TreeSet<>();
+            for (StoredObject o : transfers.store().list(RunLayout.checkpoints(task))) {
+                int slash = o.getKey().indexOf('/', prefix.length());
+                if (slash > 0) {
+                    stored.add(o.getKey().substring(prefix.length(), slash));
+                }
+            }
+            for (String id : stored) {
+                if (!kept.contains(id) && epochOf(id) < lease.getEpoch()) {
+                    int n = transfers.store().deleteAll(RunLayout.checkpoint(task, id));
+                    log.info("task {}: deleted checkpoint {} ({} objects): no longer committed", task, id, n);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("task {}: could not collect uncommitted checkpoints: {}", task, e.toString());
+        }
+    }
+
+    /** The epoch in a checkpoint id e&lt;epoch&gt;-&lt;n&gt;; Long.MAX_VALUE for a name that is not one (never collected). */
+    static long epochOf(String id) {
+        int dash = id.lastIndexOf('-');
+        if (!id.startsWith("e") || dash < 2) {
+            return Long.MAX_VALUE;
+        }
+        try {
+            return Long.parseLong(id.substring(1, dash));
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     /** Makes dir hold exactly the entry's files; returns how many were fetched (the others were already there). */
