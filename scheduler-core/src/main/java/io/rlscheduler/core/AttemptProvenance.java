@@ -14,7 +14,7 @@ import java.util.Objects;
  * <p>The worker that holds the attempt computes it just after the attempt's script started and
  * stores it in Redis, fenced by the attempt's epoch: only the attempt that holds the task can write
  * its own provenance, so a stale attempt never overwrites it. Read with
- * {@code TaskHandle.provenance()} (or {@code LeaseCore#getProvenance(String)}).
+ * {@code TaskHandle.provenance()} (or {@code ProvenanceRecords#of(String)}).
  * An attempt that has none (it never started, or its worker could not reach Redis) is absent from
  * a task's list.
  *

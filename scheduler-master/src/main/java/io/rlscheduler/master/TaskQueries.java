@@ -71,7 +71,7 @@ final class TaskQueries {
         List<CompletableFuture<List<AttemptProvenance>>> provenanceReads = new java.util.ArrayList<>(taskIds.size());
         for (String id : taskIds) {
             reads.add(core.getTask(id));
-            provenanceReads.add(core.getProvenance(id));
+            provenanceReads.add(core.provenance().of(id));
         }
         List<TaskRecord> records = new java.util.ArrayList<>(taskIds.size());
         java.util.Iterator<String> ids = taskIds.iterator();
@@ -89,7 +89,7 @@ final class TaskQueries {
     /** The provenance of a task's attempts, by attempt number; the task's existence is read only when it has none. */
     List<AttemptProvenance> provenance(String taskId) {
         TaskIds.require(taskId, "task id");
-        List<AttemptProvenance> attempts = await(core.getProvenance(taskId));
+        List<AttemptProvenance> attempts = await(core.provenance().of(taskId));
         if (attempts.isEmpty() && await(core.getTask(taskId)).isEmpty()) {
             throw new TaskNotFoundException(taskId);
         }

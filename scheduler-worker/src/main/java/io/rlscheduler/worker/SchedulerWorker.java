@@ -1,5 +1,6 @@
 package io.rlscheduler.worker;
 
+import io.rlscheduler.core.internal.DaemonThreads;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -38,9 +39,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -210,11 +209,11 @@ public final class SchedulerWorker implements AutoCloseable {
                 log.warn("tasks of this worker's previous session were taken back: requeued {}, failed {}",
                         taken.getRequeued(), taken.getFailed());
             }
-            timers = new ScheduledThreadPoolExecutor(1, daemon("rls-worker-timers-" + id));
+            timers = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("rls-worker-timers-" + id));
             // A task's timeout is cancelled when it ends: dropped from the queue at once, not kept
             // (with its attempt) until the deadline it will never reach.
             timers.setRemoveOnCancelPolicy(true);
-            taskThreads = Executors.newCachedThreadPool(daemon("rls-worker-tasks-" + id));
+            taskThreads = Executors.newCachedThreadPool(DaemonThreads.named("rls-worker-tasks-" + id));
             group = options.getTransport().newGroup(1, "rls-worker-io-" + id);
             link = new MasterLink(options.getMasters(), options.getTransport(), group, options.getProtocolOptions(),
                     options.getSecret(), id, sessionId, options.getLabels(), options.getReconnectMin(),
@@ -407,15 +406,6 @@ public final class SchedulerWorker implements AutoCloseable {
     public void close() {
         shutdownNow();
         lifecycle.awaitQuietly(options.getKillGrace().plusSeconds(20));
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        AtomicLong n = new AtomicLong();
-        return r -> {
-            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     /**

@@ -73,7 +73,6 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript WORKERS = LuaScript.load("workers");
     private static final LuaScript LEADER = LuaScript.load("leader");
     private static final LuaScript REMOVE_WORKER = LuaScript.load("remove_worker");
-    private static final LuaScript PROVENANCE = LuaScript.load("provenance");
     /**
      * Queue scores from here up are parked tasks' (parking.lua's PARK_OFFSET, pinned by
      * ParkedScoreTest): no registered worker could run them.
@@ -105,7 +104,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ScriptBatcher<String[]> acks;
     private final ScriptBatcher<String[]> finishes;
     private final ArtifactRecords artifacts;
-    private final ScriptBatcher<String[]> provenances;
+    private final ProvenanceRecords provenance;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -128,8 +127,7 @@ public final class LeaseCore implements AutoCloseable {
         this.acks = new ScriptBatcher<>("ack", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runAcks, Replies::parse);
         this.finishes = new ScriptBatcher<>("finish", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runFinishes, Replies::parse);
         this.artifacts = new ArtifactRecords(redis, keys);
-        this.provenances = new ScriptBatcher<>("provenance", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runProvenances,
-                Replies::parse);
+        this.provenance = new ProvenanceRecords(redis, keys);
     }
 
     /**
@@ -146,6 +144,11 @@ public final class LeaseCore implements AutoCloseable {
         core.checkEvictionPolicy();
         core.loadScripts();
         return core;
+    }
+
+    /** Returns the provenance of attempts (what each ran), on this core's connection. */
+    public ProvenanceRecords provenance() {
+        return provenance;
     }
 
     /** Returns the Redis side of run artifacts (checkpoints, the store's location), on this core's connection. */
@@ -166,7 +169,7 @@ public final class LeaseCore implements AutoCloseable {
     private void loadScripts() {
         try {
             for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
-                    REMOVE_WORKER, PROVENANCE, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS)) {
+                    REMOVE_WORKER, ProvenanceRecords.PROVENANCE, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {
@@ -409,55 +412,6 @@ public final class LeaseCore implements AutoCloseable {
                     return new CancelResult(CancelStatus.valueOf(r.get("r").asText()), r.path("worker").asText(""),
                             Replies.epoch(r.get("epoch")), Replies.state(r.get("state")));
                 });
-    }
-
-    /**
-     * Stores the provenance of an attempt, for the attempt that holds the task only: fenced by its
-     * epoch, worker ({@link AttemptProvenance#getWorkerId()}) and session as {@link #acknowledge}
-     * is, so a stale or foreign attempt's write changes nothing and answers {@link WriteStatus#STALE}
-     * (or {@link WriteStatus#WRONG_SESSION}). It is kept in a hash of the task's own
-     * ({@link Keys#provenance}), under the attempt number the task record holds, not in the record.
-     * Accepted after the attempt ended too, as long as no other attempt took the task. Repeating a
-     * write answers {@link WriteStatus#DUPLICATE}.
-     *
-     * @param provenance the attempt's provenance
-     * @param sessionId  the worker's session
-     * @return the result
-     */
-    public CompletableFuture<WriteResult> recordProvenance(AttemptProvenance provenance, String sessionId) {
-        TaskIds.require(provenance.getTaskId(), "task id");
-        return provenances.call(new String[] {keys.provenance(provenance.getTaskId()), provenance.getTaskId(),
-                        Long.toString(provenance.getEpoch()), provenance.getWorkerId(),
-                        Objects.requireNonNull(sessionId, "sessionId"), ProvenanceFormat.encode(provenance)})
-                .thenApply(Replies::write);
-    }
-
-    /** One run of provenance.lua: call[0] is the task's provenance key, call[1..5] the write's arguments. */
-    private CompletableFuture<String> runProvenances(List<String[]> calls) {
-        String[] provenanceKeys = new String[calls.size()];
-        List<String> args = new ArrayList<>(5 * calls.size());
-        for (int i = 0; i < calls.size(); i++) {
-            String[] call = calls.get(i);
-            provenanceKeys[i] = call[0];
-            args.addAll(Arrays.asList(call).subList(1, call.length));
-        }
-        return PROVENANCE.run(redis, keys.coreAnd(provenanceKeys), args.toArray(new String[0]));
-    }
-
-    /**
-     * Returns the provenance of a task's attempts, by attempt number (an attempt that stored none
-     * is left out; empty for a task that does not exist).
-     *
-     * @throws IllegalArgumentException (immediately) if {@code taskId} is not a valid task id
-     */
-    public CompletableFuture<List<AttemptProvenance>> getProvenance(String taskId) {
-        TaskIds.require(taskId, "task id");
-        return read(redis.hgetall(keys.provenance(taskId))).thenApply(stored -> {
-            List<AttemptProvenance> attempts = new ArrayList<>(stored.size());
-            stored.forEach((attempt, json) -> attempts.add(ProvenanceFormat.decode(taskId, Integer.parseInt(attempt), json)));
-            attempts.sort(java.util.Comparator.comparingInt(AttemptProvenance::getAttempt));
-            return attempts;
-        });
     }
 
     // ------------------------------------------------------------------------------------------

@@ -72,12 +72,12 @@ class ProvenanceScriptIT {
         join(core.acknowledge(lease, "w1", "s1"));
         String before = record(core, "t1").toString();
 
-        WriteResult written = join(core.recordProvenance(provenance(lease, 1, "w1", SHA), "s1"));
+        WriteResult written = join(core.provenance().record(provenance(lease, 1, "w1", SHA), "s1"));
 
         assertThat(written.getStatus()).isEqualTo(WriteStatus.APPLIED);
         assertThat(record(core, "t1").toString()).as("the task record is not written").isEqualTo(before);
         assertThat(stored("t1")).containsOnlyKeys("1");
-        List<AttemptProvenance> read = join(core.getProvenance("t1"));
+        List<AttemptProvenance> read = join(core.provenance().of("t1"));
         assertThat(read).singleElement().satisfies(p -> {
             assertThat(p.getTaskId()).isEqualTo("t1");
             assertThat(p.getAttempt()).isEqualTo(1);
@@ -93,7 +93,7 @@ class ProvenanceScriptIT {
             assertThat(p.getGpus()).extracting(AttemptProvenance.Gpu::getIndex).containsExactly(0, 1);
             assertThat(p.getGpus()).extracting(AttemptProvenance.Gpu::getUuid).containsExactly("GPU-0000", null);
         });
-        assertThat(join(core.recordProvenance(provenance(lease, 1, "w1", SHA), "s1")).getStatus())
+        assertThat(join(core.provenance().record(provenance(lease, 1, "w1", SHA), "s1")).getStatus())
                 .isEqualTo(WriteStatus.DUPLICATE);
     }
 
@@ -106,11 +106,11 @@ class ProvenanceScriptIT {
         AttemptProvenance inJvm = ProvenanceFormat.of("t1", 1, lease.getEpoch(), "w1", "box-1", null, null, null, true,
                 null, null, List.of(3), Arrays.asList((String) null));
 
-        assertThat(join(core.recordProvenance(inJvm, "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
+        assertThat(join(core.provenance().record(inJvm, "s1")).getStatus()).isEqualTo(WriteStatus.APPLIED);
 
         assertThat(stored("t1").get("1")).isEqualTo("{\"epoch\":\"" + lease.getEpoch()
                 + "\",\"worker\":\"w1\",\"host\":\"box-1\",\"gpus\":[{\"index\":3}]}");
-        AttemptProvenance read = join(core.getProvenance("t1")).get(0);
+        AttemptProvenance read = join(core.provenance().of("t1")).get(0);
         assertThat(read.getScriptFile()).isNull();
         assertThat(read.getScriptSha256()).isNull();
         assertThat(read.getGitCommit()).isNull();
@@ -131,18 +131,18 @@ class ProvenanceScriptIT {
         join(core.acknowledge(lease, "w1", "s1"));
 
         TaskLease stale = new TaskLease("t1", lease.getEpoch() - 1);
-        assertThat(join(core.recordProvenance(provenance(stale, 1, "w1", SHA), "s1")).getStatus())
+        assertThat(join(core.provenance().record(provenance(stale, 1, "w1", SHA), "s1")).getStatus())
                 .isEqualTo(WriteStatus.STALE);
-        assertThat(join(core.recordProvenance(provenance(lease, 1, "w2", SHA), "s2")).getStatus())
+        assertThat(join(core.provenance().record(provenance(lease, 1, "w2", SHA), "s2")).getStatus())
                 .isEqualTo(WriteStatus.STALE);
-        assertThat(join(core.recordProvenance(provenance(lease, 1, "w1", SHA), "s-other")).getStatus())
+        assertThat(join(core.provenance().record(provenance(lease, 1, "w1", SHA), "s-other")).getStatus())
                 .isEqualTo(WriteStatus.WRONG_SESSION);
-        assertThat(join(core.recordProvenance(provenance(new TaskLease("nope", lease.getEpoch()), 1, "w1", SHA), "s1"))
+        assertThat(join(core.provenance().record(provenance(new TaskLease("nope", lease.getEpoch()), 1, "w1", SHA), "s1"))
                 .getStatus()).isEqualTo(WriteStatus.UNKNOWN_TASK);
 
         assertThat(stored("t1")).isEmpty();
         assertThat(stored("nope")).isEmpty();
-        assertThat(join(core.getProvenance("t1"))).isEmpty();
+        assertThat(join(core.provenance().of("t1"))).isEmpty();
     }
 
     @Test
@@ -151,20 +151,20 @@ class ProvenanceScriptIT {
         join(core.submit(task("t1", 1)));
         TaskLease first = claimOne("w1", "s1");
         join(core.acknowledge(first, "w1", "s1"));
-        assertThat(join(core.recordProvenance(provenance(first, 1, "w1", SHA), "s1")).getStatus())
+        assertThat(join(core.provenance().record(provenance(first, 1, "w1", SHA), "s1")).getStatus())
                 .isEqualTo(WriteStatus.APPLIED);
         // A new session of the worker: the old one's task is taken back and claimed again.
         assertThat(join(core.register(worker("w1", "s2", 0))).getRequeued()).containsExactly("t1");
         TaskLease second = claimOne("w1", "s2");
         join(core.acknowledge(second, "w1", "s2"));
-        assertThat(join(core.recordProvenance(provenance(second, 2, "w1", "b".repeat(64)), "s2")).getStatus())
+        assertThat(join(core.provenance().record(provenance(second, 2, "w1", "b".repeat(64)), "s2")).getStatus())
                 .isEqualTo(WriteStatus.APPLIED);
 
         // The first attempt's write comes late, changed: refused, both attempts as they were.
-        assertThat(join(core.recordProvenance(provenance(first, 1, "w1", "d".repeat(64)), "s1")).getStatus())
+        assertThat(join(core.provenance().record(provenance(first, 1, "w1", "d".repeat(64)), "s1")).getStatus())
                 .isEqualTo(WriteStatus.STALE);
         join(core.finish(second, "w1", "s2", TaskState.SUCCEEDED, 0, null, null));
-        assertThat(join(core.getProvenance("t1"))).extracting(AttemptProvenance::getAttempt, AttemptProvenance::getEpoch,
+        assertThat(join(core.provenance().of("t1"))).extracting(AttemptProvenance::getAttempt, AttemptProvenance::getEpoch,
                 AttemptProvenance::getScriptSha256).containsExactly(
                 org.assertj.core.groups.Tuple.tuple(1, first.getEpoch(), SHA),
                 org.assertj.core.groups.Tuple.tuple(2, second.getEpoch(), "b".repeat(64)));

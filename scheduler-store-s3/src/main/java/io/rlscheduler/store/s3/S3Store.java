@@ -1,5 +1,6 @@
 package io.rlscheduler.store.s3;
 
+import io.rlscheduler.core.internal.DaemonThreads;
 import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.StoreUnavailableException;
 import io.rlscheduler.store.StoredObject;
@@ -15,10 +16,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.exception.SdkException;
@@ -79,7 +78,7 @@ public final class S3Store implements ArtifactStore {
             throw e;
         }
         this.transfers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                daemonThreads("s3-store-" + options.getBucket()));
+                DaemonThreads.named("s3-store-" + options.getBucket()));
         this.bucket = new Bucket(client, transfers, options);
         this.uploads = new Uploads(bucket);
         this.downloads = new Downloads(bucket);
@@ -214,15 +213,6 @@ public final class S3Store implements ArtifactStore {
                 // releasing what the store held: nothing left to do with a failure
             }
         }
-    }
-
-    private static ThreadFactory daemonThreads(String name) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     /** An object's bytes as a stream; a failure of the client while reading is an IOException. */

@@ -1,5 +1,6 @@
 package io.rlscheduler.worker.internal.artifacts;
 
+import io.rlscheduler.core.internal.DaemonThreads;
 import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.StoredObject;
 import io.rlscheduler.worker.ArtifactOptions;
@@ -13,9 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A worker's way to its artifact store: the store, threads that run the transfer pipelines
@@ -42,9 +41,9 @@ public final class ArtifactTransfers implements AutoCloseable {
         this.store = store;
         this.ownsStore = ownsStore;
         this.options = options;
-        this.pipelines = Executors.newCachedThreadPool(daemon("rls-worker-store-" + name));
-        this.transfers = Executors.newFixedThreadPool(options.getTransferThreads(), daemon("rls-worker-transfer-" + name));
-        this.timer = Executors.newSingleThreadScheduledExecutor(daemon("rls-worker-store-timer-" + name));
+        this.pipelines = Executors.newCachedThreadPool(DaemonThreads.named("rls-worker-store-" + name));
+        this.transfers = Executors.newFixedThreadPool(options.getTransferThreads(), DaemonThreads.named("rls-worker-transfer-" + name));
+        this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("rls-worker-store-timer-" + name));
     }
 
     /** Returns the store. */
@@ -133,12 +132,4 @@ public final class ArtifactTransfers implements AutoCloseable {
         }
     }
 
-    private static ThreadFactory daemon(String name) {
-        AtomicLong n = new AtomicLong();
-        return r -> {
-            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
-    }
 }

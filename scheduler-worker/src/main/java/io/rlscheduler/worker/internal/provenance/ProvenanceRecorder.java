@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * {@link TaskExecutor}: once the wrapped executor has started an attempt (which the worker does
  * only after Redis accepted the attempt's acknowledgement, so this worker holds it), it collects
  * the attempt's provenance on a task thread ({@link ProvenanceProbe}) and stores it with
- * {@code LeaseCore.recordProvenance}, fenced by the attempt's epoch. The start returns at once: the
+ * {@code ProvenanceRecords.record}, fenced by the attempt's epoch. The start returns at once: the
  * script runs while its file is hashed and git is asked, and the worker acknowledges the attempt
  * to the master without waiting for any of it. A write Redis does not take is retried
  * {@value #TRIES} times in all, after pauses doubling from {@value #RETRY_MIN_MILLIS} ms, timed on
@@ -90,7 +90,7 @@ public final class ProvenanceRecorder implements TaskExecutor {
     private void write(AttemptProvenance provenance, int tryNumber, long pauseMillis) {
         CompletableFuture<WriteResult> call;
         try {
-            call = runtime.core().recordProvenance(provenance, runtime.sessionId());
+            call = runtime.core().provenance().record(provenance, runtime.sessionId());
         } catch (RuntimeException e) {
             call = CompletableFuture.failedFuture(e);
         }
