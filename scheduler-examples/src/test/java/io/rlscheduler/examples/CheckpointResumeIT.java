@@ -144,6 +144,10 @@ class CheckpointResumeIT {
         // machine whose run root never held it.
         assertThat(((Number) result.getFinalMetrics().get("resumed_from_episode")).intValue()).isEqualTo(episodeAtKill);
         assertThat(dir.resolve("runs-wb/resume-far/attempt-1")).doesNotExist();
+        // The result names the latest checkpoint as the task ended (attempt 2's last, episode 400),
+        // and each attempt's outputs record: attempt 1 was killed with -9, so only attempt 2 has one.
+        assertThat(result.getLatestCheckpoint()).hasValueSatisfying(id -> assertThat(id).startsWith("e" + result.getRecord().getEpoch() + "-"));
+        assertThat(result.getOutputs()).extracting(o -> o.getAttempt()).containsExactly(2);
         assertThat(logLines(master, "resume-far")).anySatisfy(l ->
                 assertThat(l).startsWith("rl-scheduler: resuming from checkpoint " + newest.id() + " (attempt 1 on wa"));
         JsonNode note = JSON.readTree(join(core.artifacts().restores("resume-far")).get(2));
@@ -338,6 +342,28 @@ class CheckpointResumeIT {
         assertOnlyCommittedCheckpointsAreStored("jvm-1");
     }
 
+    @Test
+    void aScriptThatPrintsNoLineHasItsDirectoryCommittedAfterTheQuietPeriodAndAtItsEnd() throws Exception {
+        SchedulerMaster master = master();
+        closing(worker("wa", master, ArtifactOptions.builder().checkpointQuietPeriod(Duration.ofMillis(300)).build()));
+        TaskHandle run = master.submit(TaskSpec.python("unmarked_checkpoint.py").taskId("quiet-1").param("hold", 2.0)
+                .gpus(1).build());
+        assertThat(run.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+        // Unchanged for the quiet period while the script held still: committed; changed just before
+        // the end: committed by the end. The hidden temporary file of the atomic write is never part of one.
+        await().atMost(WAIT).until(() -> committed("quiet-1").size() == 2);
+        List<CheckpointEntry> list = committed("quiet-1");
+        assertThat(stateOf("quiet-1", list.get(0))).isEqualTo("step 2");
+        assertThat(stateOf("quiet-1", list.get(1))).isEqualTo("step 1");
+        assertThat(list).allSatisfy(c -> assertThat(c.files()).isEqualTo(1));
+    }
+
+    private String stateOf(String taskId, CheckpointEntry entry) throws Exception {
+        try (InputStream in = store.open(RunLayout.checkpointFile(taskId, entry.id(), "state.txt"))) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
     // ------------------------------------------------------------------------------------------
 
     private SchedulerMaster master() {
@@ -351,7 +377,7 @@ class CheckpointResumeIT {
     private SchedulerWorker worker(String id, SchedulerMaster master, ArtifactOptions artifacts) {
         return SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort()).redis(redis.getUri())
                 .workerId(id).secret(SECRET).coreOptions(options).gpuIds(0).cpuSlots(2)
-                .scriptRoots(Cluster.REPO_SCRIPTS).runRoot(dir.resolve("runs-" + id)).stateDirectory(dir.resolve("state-" + id))
+                .scriptRoots(Cluster.REPO_SCRIPTS, Cluster.TEST_SCRIPTS).runRoot(dir.resolve("runs-" + id)).stateDirectory(dir.resolve("state-" + id))
                 .killGrace(Duration.ofSeconds(1)).reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(500))
                 .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
                 .artifacts(artifacts.mutate().store(storeUri).storeSettings(storeSettings).build()).build().start();

@@ -394,6 +394,13 @@ public final class SchedulerMaster implements AutoCloseable {
     }
 
     /** The provenance of a task's attempts (see {@link TaskHandle#provenance()}). */
+    /** A result: the ended record and, read from Redis without blocking, its latest checkpoint and outputs records. */
+    CompletableFuture<TaskResult> resultOf(TaskRecord record) {
+        String id = record.getTaskId();
+        return core.artifacts().committed(id).thenCombine(core.artifacts().outputs(id), (committed, outputs) ->
+                new TaskResult(record, committed.isEmpty() ? null : committed.get(0).id(), outputs));
+    }
+
     RunArtifacts artifacts(String taskId) {
         requireRunning();
         return queries.artifacts(taskId);

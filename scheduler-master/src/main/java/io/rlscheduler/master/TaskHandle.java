@@ -51,7 +51,7 @@ public final class TaskHandle {
      * task that already ended; fails with {@link TaskNotFoundException} if the task does not exist.
      */
     public CompletableFuture<TaskResult> result() {
-        return master.watcher().whenDone(taskId).thenApply(TaskResult::new);
+        return master.watcher().whenDone(taskId).thenCompose(master::resultOf);
     }
 
     /**

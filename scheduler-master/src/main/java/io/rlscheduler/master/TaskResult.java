@@ -1,5 +1,8 @@
 package io.rlscheduler.master;
 
+import io.rlscheduler.core.AttemptOutputs;
+import java.util.List;
+import java.util.Optional;
 import io.rlscheduler.core.internal.Json;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
@@ -7,7 +10,10 @@ import java.util.Collections;
 import java.util.Map;
 
 /**
- * How a task ended: its final state, exit code, final metrics and where its last attempt ran.
+ * How a task ended: its final state, exit code, final metrics, where its last attempt ran, and
+ * what of it is in the artifact store as the task ended: the latest committed checkpoint and each
+ * attempt's outputs record (whether its run directory's files are all stored, the manifest's key;
+ * an upload still running is {@code PENDING} here, {@link TaskHandle#artifacts()} reads it again).
  * The code each attempt ran is not part of it: {@link TaskHandle#provenance()} reads it.
  * Immutable and thread-safe.
  */
@@ -16,9 +22,13 @@ public final class TaskResult {
 
     private final TaskRecord record;
     private final Map<String, Object> finalMetrics;
+    private final String latestCheckpoint;
+    private final List<AttemptOutputs> outputs;
 
-    TaskResult(TaskRecord record) {
+    TaskResult(TaskRecord record, String latestCheckpoint, List<AttemptOutputs> outputs) {
         this.record = record;
+        this.latestCheckpoint = latestCheckpoint;
+        this.outputs = List.copyOf(outputs);
         this.finalMetrics = parse(record.getFinalMetricsJson());
     }
 
@@ -51,6 +61,10 @@ public final class TaskResult {
     public int getAttempts() { return record.getAttempt(); }
     /** Returns the last attempt's run directory on its worker's machine, or the empty string. */
     public String getRunDir() { return record.getRunDir(); }
+    /** Returns the id of the task's latest committed checkpoint ({@code e<epoch>-<n>}) when it ended, or empty for none. */
+    public Optional<String> getLatestCheckpoint() { return Optional.ofNullable(latestCheckpoint); }
+    /** Returns each attempt's outputs record as the task ended (oldest attempt first), the manifest's key in each; unmodifiable. */
+    public List<AttemptOutputs> getOutputs() { return outputs; }
     /** Returns the full task record as it was when the task ended. */
     public TaskRecord getRecord() { return record; }
 

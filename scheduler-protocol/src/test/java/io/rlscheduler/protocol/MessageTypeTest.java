@@ -54,7 +54,7 @@ class MessageTypeTest {
     void everyMessageOfTheProtoFileIsEitherFramedOrNested() {
         Set<String> framed = Arrays.stream(MessageType.values())
                 .map(t -> t.getMessageClass().getSimpleName()).collect(Collectors.toSet());
-        Set<String> nested = Set.of("GpuStatus", "ResourceUsage", "RunningTask", "TaskRef", "ResourceRequest", "LogChunk");
+        Set<String> nested = Set.of("GpuStatus", "ResourceUsage", "RunningTask", "TaskRef", "ResourceRequest", "CheckpointPolicy", "LogChunk");
         Set<String> declared = SchedulerProtocol.getDescriptor().getMessageTypes().stream()
                 .map(Descriptor::getName).collect(Collectors.toSet());
         assertThat(declared).containsExactlyInAnyOrderElementsOf(
