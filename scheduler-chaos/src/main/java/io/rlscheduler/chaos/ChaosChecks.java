@@ -24,7 +24,8 @@ import java.util.Optional;
  *   <li><b>succeeded exactly once</b>: SUCCEEDED, not duplicated, not overlapping, the one
  *       success is the record's last epoch, that epoch's marks show it ran to the end
  *       ({@code exit=0}), and the log file holds that attempt completely: after its
- *       {@code ##RLS_ATTEMPT} marker, exactly the lines it printed, in order, then
+ *       {@code ##RLS_ATTEMPT} marker, exactly the lines it printed, in order (beside the lines its
+ *       worker wrote, see {@link TaskLogFile#isWorkerLine}), then
  *       {@code ##RLS_END state=SUCCEEDED complete=true}.</li>
  * </ul>
  * An attempt that finished its training but whose worker was killed or frozen before the success
@@ -161,8 +162,8 @@ final class ChaosChecks {
 
     /**
      * Checks the successful attempt's block of a log file against what it printed: records of
-     * {@code epoch}, exactly the printed lines in order, an end SUCCEEDED and complete, and
-     * nothing after that end. Returns the problem, or null.
+     * {@code epoch}, exactly the printed lines in order (its worker's own lines left out), an end
+     * SUCCEEDED and complete, and nothing after that end. Returns the problem, or null.
      */
     static String finalAttemptProblem(TaskLogFile.TaskLog taskLog, long epoch, List<String> printed) {
         TaskLogFile.AttemptBlock block = null;
@@ -174,13 +175,14 @@ final class ChaosChecks {
         if (block == null) {
             return "log file has no line or end of epoch " + epoch;
         }
-        if (!printed.equals(block.lines)) {
+        List<String> scriptLines = block.lines.stream().filter(l -> !TaskLogFile.isWorkerLine(l)).toList();
+        if (!printed.equals(scriptLines)) {
             int i = 0;
-            while (i < printed.size() && i < block.lines.size() && printed.get(i).equals(block.lines.get(i))) {
+            while (i < printed.size() && i < scriptLines.size() && printed.get(i).equals(scriptLines.get(i))) {
                 i++;
             }
             return "log of epoch " + epoch + " differs from what it printed at line " + (i + 1) + " (log "
-                    + block.lines.size() + " lines: " + (i < block.lines.size() ? "'" + block.lines.get(i) + "'" : "end")
+                    + scriptLines.size() + " lines: " + (i < scriptLines.size() ? "'" + scriptLines.get(i) + "'" : "end")
                     + "; printed " + printed.size() + " lines: " + (i < printed.size() ? "'" + printed.get(i) + "'" : "end") + ")";
         }
         if (block.end == null || block.end.getFinalState() != TaskState.SUCCEEDED || !block.end.isComplete()) {
@@ -196,8 +198,8 @@ final class ChaosChecks {
     /** Prints each problem, then each failing task's history and marks. */
     private void printEvidence(List<String> problems, long seed) {
         Workdir w = evidence.workdir();
-        log.say("PROBLEMS (seed %d; evidence: records above, %s, %s/<task>/checkpoints/marks.log, %s):", seed, w.logs(),
-                w.runs(), w.jvm());
+        log.say("PROBLEMS (seed %d; evidence: records above, %s, %s/<worker>/runs/<task>/attempt-<n>/{marks.log,printed.txt}, "
+                + "the store %s, %s):", seed, w.logs(), w.workers(), w.store(), w.jvm());
         for (String p : problems) {
             log.say("  %s", p);
         }

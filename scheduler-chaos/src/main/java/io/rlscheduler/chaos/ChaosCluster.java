@@ -29,7 +29,9 @@ import java.util.regex.Pattern;
  * all with short leases (heartbeat 200 ms, liveness 1 s, task lease 3 s, ack timeout 2 s, leader
  * lease 1 s); and a third master in this JVM, {@linkplain SchedulerMaster.Builder#standbyOnly(boolean)
  * standby-only}, through which the run submits and reads tasks, so "the leader" is always one of
- * the two master JVMs.
+ * the two master JVMs. Each worker stands for a machine of its own: its own run root (and in it
+ * its state directory, the default), sharing only Redis and the directory store
+ * ({@link Workdir#store()}) with the others.
  *
  * <p>Used by the run's thread, except {@link #close()}, which a shutdown hook may call at any
  * time and which stops everything started; idempotent.
@@ -101,7 +103,8 @@ final class ChaosCluster implements AutoCloseable {
         for (ClusterProcess w : workers) {
             awaitUp(w, START_TIMEOUT);
         }
-        log.say("cluster up: masters %s, workers w1 w2 w3 (GPUs 0,1 and 2 CPU slots each)", mastersList);
+        log.say("cluster up: masters %s, workers w1 w2 w3 (GPUs 0,1 and 2 CPU slots each; each its own run root, "
+                + "all one directory store %s)", mastersList, workdir.store());
     }
 
     private CoreOptions coreOptions() {
@@ -121,7 +124,8 @@ final class ChaosCluster implements AutoCloseable {
                     "--log-dir", workdir.logs().toString(), "--leader-lease-ms", "1000", "--reap-interval-ms", "200"));
         } else {
             args.addAll(List.of("--masters", mastersList, "--worker-id", p.name(), "--gpus", "0,1", "--cpu-slots", "2",
-                    "--scripts", scripts.toString(), "--runs", workdir.runs().toString(), "--kill-grace-ms", "1000"));
+                    "--scripts", scripts.toString(), "--runs", workdir.workerRuns(p.name()).toString(),
+                    "--store", workdir.store().toString(), "--kill-grace-ms", "1000"));
         }
         JvmProcess jvm = JvmProcess.builder(master ? MasterMain.class : WorkerMain.class)
                 .jvmArgs("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",

@@ -89,6 +89,15 @@ class ChaosRunChecksTest {
     }
 
     @Test
+    void theWorkersOwnLinesInTheLogAreNotComparedWithWhatTheScriptPrinted() {
+        TaskLogFile.TaskLog log = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=2 epoch=9",
+                "rl-scheduler: resuming from checkpoint e7-3 (attempt 1 on w1: 1 files, 900 bytes; 1 fetched in 3 ms)",
+                "train.py: go", "RLS_METRIC {\"episode\":1}", "rl-scheduler: checkpoint e9-1 not committed yet: down; retrying",
+                "done", "##RLS_END state=SUCCEEDED complete=true last=5");
+        assertThat(ChaosChecks.finalAttemptProblem(log, 9, PRINTED)).isNull();
+    }
+
+    @Test
     void escapedLinesAreComparedAsPrinted() {
         TaskLogFile.TaskLog log = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "##RLS_TEXT ##RLS_END fake", "##RLS_END state=SUCCEEDED complete=true last=1");
