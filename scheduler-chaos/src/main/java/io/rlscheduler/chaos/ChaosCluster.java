@@ -1,7 +1,10 @@
 package io.rlscheduler.chaos;
 
+import io.lettuce.core.RedisClient;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.internal.ArtifactRecords;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.examples.MasterMain;
 import io.rlscheduler.examples.WorkerMain;
 import io.rlscheduler.master.SchedulerMaster;
@@ -31,7 +34,8 @@ import java.util.regex.Pattern;
  * standby-only}, through which the run submits and reads tasks, so "the leader" is always one of
  * the two master JVMs. Each worker stands for a machine of its own: its own run root (and in it
  * its state directory, the default), sharing only Redis and the directory store
- * ({@link Workdir#store()}) with the others.
+ * ({@link Workdir#store()}) with the others. The run reads the checkpoint records in Redis
+ * through a lease core of its own ({@link #artifacts()}).
  *
  * <p>Used by the run's thread, except {@link #close()}, which a shutdown hook may call at any
  * time and which stops everything started; idempotent.
@@ -59,6 +63,8 @@ final class ChaosCluster implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile TestRedis redis;
     private volatile SchedulerMaster api;
+    private volatile RedisClient redisClient;
+    private volatile LeaseCore observer;
     private String redisUrl;
     private String mastersList;
 
@@ -94,6 +100,8 @@ final class ChaosCluster implements AutoCloseable {
                 .coreOptions(core).logDirectory(workdir.logs()).masterId("chaos-api").standbyOnly(true)
                 .leaderLease(Duration.ofSeconds(1)).apiTimeout(Duration.ofSeconds(5)).build().start();
         log.say("api master %s is standby-only (never leads), port %d", api.getMasterId(), api.getRpcAddress().getPort());
+        redisClient = RedisClient.create(redis.getUri());
+        observer = LeaseCore.create(redisClient, coreOptions());
 
         for (int i = 1; i <= 3; i++) {
             ClusterProcess w = new ClusterProcess("w" + i, ClusterProcess.Role.WORKER, 0, this::launch, log);
@@ -142,6 +150,11 @@ final class ChaosCluster implements AutoCloseable {
     /** Returns the run's standby-only master. */
     SchedulerMaster api() {
         return api;
+    }
+
+    /** Returns the checkpoint records in Redis (committed checkpoints, what each attempt resumed from), read-only here. */
+    ArtifactRecords artifacts() {
+        return observer.artifacts();
     }
 
     List<ClusterProcess> masters() {
@@ -264,6 +277,22 @@ final class ChaosCluster implements AutoCloseable {
         if (m != null) {
             try {
                 m.close();
+            } catch (RuntimeException e) {
+                // Going away anyway.
+            }
+        }
+        LeaseCore o = observer;
+        if (o != null) {
+            try {
+                o.close();
+            } catch (RuntimeException e) {
+                // Going away anyway.
+            }
+        }
+        RedisClient client = redisClient;
+        if (client != null) {
+            try {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             } catch (RuntimeException e) {
                 // Going away anyway.
             }

@@ -127,11 +127,13 @@ class ChaosRunChecksTest {
 
     @Test
     void theLastLineHasTheExactForm() {
-        ChaosReport clean = new ChaosReport(40, 40, 0, 0, 0, 2, List.of());
-        assertThat(clean.summary()).isEqualTo("chaos: 40 tasks, 40 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping");
+        ChaosReport clean = new ChaosReport(40, 40, 0, 0, 0, 2, 12, List.of());
+        assertThat(clean.summary()).isEqualTo("chaos: 40 tasks, 40 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping,"
+                + " 12 resumed from another worker's checkpoint");
         assertThat(clean.isClean()).isTrue();
-        ChaosReport dirty = new ChaosReport(40, 38, 1, 0, 1, 0, List.of("a", "b"));
-        assertThat(dirty.summary()).isEqualTo("chaos: 40 tasks, 38 succeeded exactly once, 1 lost, 0 duplicated, 1 overlapping");
+        ChaosReport dirty = new ChaosReport(40, 38, 1, 0, 1, 0, 3, List.of("a", "b"));
+        assertThat(dirty.summary()).isEqualTo("chaos: 40 tasks, 38 succeeded exactly once, 1 lost, 0 duplicated, 1 overlapping,"
+                + " 3 resumed from another worker's checkpoint");
         assertThat(dirty.isClean()).isFalse();
     }
 
