@@ -73,6 +73,7 @@ final class ChaosChecks {
         int resumed = 0;
         int unverified = 0;
         int nothingCommitted = 0;
+        int fromUncommitted = 0;
         List<String> problems = new ArrayList<>();
         log.printf("%n%-10s %-10s %8s %6s %-8s %-7s %-16s %s%n", "task", "state", "attempts", "losses", "worker", "verdict",
                 "resumed<from", "attempts by their marks (done: trained to the end; term: stopped by a signal)");
@@ -89,6 +90,7 @@ final class ChaosChecks {
                 resumed += v.resumes.resumed;
                 unverified += v.resumes.unverified;
                 nothingCommitted += v.resumes.nothingCommitted;
+                fromUncommitted += v.resumes.fromUncommitted;
             }
             if (v.issues.isEmpty()) {
                 succeededOnce++;
@@ -110,8 +112,9 @@ final class ChaosChecks {
         }
         log.say("resumes: %d attempts had a committed checkpoint to resume from, each checked against the newest committed "
                 + "before the failure (%d unverified: its content was evicted before it was read); %d tasks resumed from "
-                + "another worker's checkpoint; %d later attempts started with nothing committed yet", resumed, unverified,
-                resumedElsewhere, nothingCommitted);
+                + "another worker's checkpoint; %d later attempts started with nothing committed yet (%d of them resumed "
+                + "from their worker's own uncommitted checkpoint, which the worker leaves in place)", resumed, unverified,
+                resumedElsewhere, nothingCommitted, fromUncommitted);
         if (!problems.isEmpty()) {
             printEvidence(problems, seed);
         }

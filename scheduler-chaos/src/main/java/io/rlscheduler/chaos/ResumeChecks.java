@@ -72,6 +72,8 @@ final class ResumeChecks {
         int unverified;
         /** Attempts after the first that started with nothing committed. */
         int nothingCommitted;
+        /** Of those, the ones whose script still resumed: from a checkpoint its worker's own disk kept, never committed. */
+        int fromUncommitted;
         /** The attempts that resumed, in one short line: {@code 2<w1 3<w2} (attempt, then the committing worker). */
         final StringBuilder summary = new StringBuilder();
     }
@@ -137,6 +139,7 @@ final class ResumeChecks {
                             + " its claim at " + time(claim.claimedAt()));
                 } else if (claim.attempt() > 1 && lines.isPresent()) {
                     out.nothingCommitted++;
+                    out.fromUncommitted += resumedEpisode(lines.get()) > 0 ? 1 : 0;
                 }
                 continue;
             }

@@ -119,6 +119,7 @@ class ResumeChecksTest {
         assertThat(r.problems).isEmpty();
         assertThat(r.resumed).isZero();
         assertThat(r.nothingCommitted).isEqualTo(1);
+        assertThat(r.fromUncommitted).isEqualTo(1);
     }
 
     @Test
