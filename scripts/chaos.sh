@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Chaos run: Redis (AOF), two masters and three workers as separate processes, at least 40 short
-# train.py tasks, and meanwhile random kill -9 / restarts of workers, a frozen worker
-# (SIGSTOP/SIGCONT), the leader master killed, Redis killed and restarted. Then it checks from the
-# task records, the log files and the tasks' own marks that every task succeeded exactly once,
-# none was lost or duplicated, and no two attempts of a task ran at the same time.
+# Chaos run: Redis (AOF), two masters and three workers as separate processes (each worker its own
+# run root, all one directory store), at least 40 short train.py tasks, and meanwhile random
+# kill -9 / restarts of workers, a frozen worker (SIGSTOP/SIGCONT), the leader master killed, Redis
+# killed and restarted. Then it checks from the task records, the checkpoints committed, the log
+# files and the tasks' own marks that every task succeeded exactly once, none was lost or
+# duplicated, no two attempts of a task ran at the same time, and every resumed attempt started
+# from the newest checkpoint committed before the failure, its episode count going on from there.
 #
-# Last line: "chaos: N tasks, N succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping";
-# exit code 0 only then. Seeded: a failing run prints its seed; replay it with --seed N.
+# Last line: "chaos: N tasks, N succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping,
+# M resumed from another worker's checkpoint"; exit code 0 only then. Seeded: a failing run prints
+# its seed; replay it with --seed N.
 #
 #   scripts/chaos.sh [--seed N] [--tasks N] [--duration-s N] [--budget-s N] [--workdir PATH]
 #   scripts/chaos.sh --help

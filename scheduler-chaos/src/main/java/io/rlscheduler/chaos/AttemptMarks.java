@@ -9,7 +9,8 @@ import java.util.Map;
 
 /**
  * The marks of all attempts of one task, by epoch, as {@code scripts/chaos_task.py} writes them
- * to {@code marks.log} in the task's checkpoint directory: {@code start <epoch> <time> <attempt>
+ * to {@code marks.log} in each attempt's run directory (gathered from the workers that ran them,
+ * see {@link Evidence#marks}): {@code start <epoch> <time> <attempt>
  * <pid>} before an attempt trains, {@code stop <epoch> <time> <how>} when it stops
  * ({@code exit=0}, {@code signal=N}, {@code error=...}). Times are Unix times in seconds.
  * Not thread-safe; built once by {@link #parse(List)}.
@@ -36,7 +37,7 @@ final class AttemptMarks {
         return marks;
     }
 
-    /** Parses the lines of a task's marks.log. */
+    /** Parses the lines of a task's marks.log files, one attempt's after the other. */
     static AttemptMarks parse(List<String> lines) {
         AttemptMarks marks = new AttemptMarks();
         try {

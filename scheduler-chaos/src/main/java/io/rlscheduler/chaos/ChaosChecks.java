@@ -23,10 +23,16 @@ import java.util.Optional;
  *       marks (see {@link AttemptMarks#overlap()}).</li>
  *   <li><b>succeeded exactly once</b>: SUCCEEDED, not duplicated, not overlapping, the one
  *       success is the record's last epoch, that epoch's marks show it ran to the end
- *       ({@code exit=0}), and the log file holds that attempt completely: after its
- *       {@code ##RLS_ATTEMPT} marker, exactly the lines it printed, in order, then
- *       {@code ##RLS_END state=SUCCEEDED complete=true}.</li>
+ *       ({@code exit=0}), the log file holds that attempt completely: after its
+ *       {@code ##RLS_ATTEMPT} marker, exactly the lines it printed, in order (beside the lines its
+ *       worker wrote, see {@link TaskLogFile#isWorkerLine}), then
+ *       {@code ##RLS_END state=SUCCEEDED complete=true}; and its checkpoints and resumes pass
+ *       {@link ResumeChecks}: every checkpoint committed while its attempt held the task, every
+ *       resumed attempt started from the newest checkpoint committed before the failure, and its
+ *       script's count went on from that checkpoint's episode.</li>
  * </ul>
+ * The last line also counts the tasks that resumed from a checkpoint another worker committed
+ * (restored from the store onto a worker whose own disk never held it).
  * An attempt that finished its training but whose worker was killed or frozen before the success
  * reached Redis is run again (it resumes from its final checkpoint and ends at once): that is the
  * lease's at-least-once execution, not a duplicate; it is counted and printed as "re-run after an
@@ -49,6 +55,7 @@ final class ChaosChecks {
         boolean duplicated;
         boolean overlapping;
         boolean rerun;
+        ResumeChecks.Result resumes;
     }
 
     /**
@@ -62,9 +69,14 @@ final class ChaosChecks {
         int duplicated = 0;
         int overlapping = 0;
         int reruns = 0;
+        int resumedElsewhere = 0;
+        int resumed = 0;
+        int unverified = 0;
+        int nothingCommitted = 0;
+        int fromUncommitted = 0;
         List<String> problems = new ArrayList<>();
-        log.printf("%n%-10s %-10s %8s %6s %-8s %-7s %s%n", "task", "state", "attempts", "losses", "worker", "verdict",
-                "attempts by their marks (done: trained to the end; term: stopped by a signal)");
+        log.printf("%n%-10s %-10s %8s %6s %-8s %-7s %-16s %s%n", "task", "state", "attempts", "losses", "worker", "verdict",
+                "resumed<from", "attempts by their marks (done: trained to the end; term: stopped by a signal)");
         for (String id : taskIds) {
             Optional<TaskRecord> found = evidence.record(id);
             AttemptMarks marks = evidence.marks(id);
@@ -73,15 +85,23 @@ final class ChaosChecks {
             duplicated += v.duplicated ? 1 : 0;
             overlapping += v.overlapping ? 1 : 0;
             reruns += v.rerun ? 1 : 0;
+            if (v.resumes != null) {
+                resumedElsewhere += v.resumes.fromAnotherWorker > 0 ? 1 : 0;
+                resumed += v.resumes.resumed;
+                unverified += v.resumes.unverified;
+                nothingCommitted += v.resumes.nothingCommitted;
+                fromUncommitted += v.resumes.fromUncommitted;
+            }
             if (v.issues.isEmpty()) {
                 succeededOnce++;
             } else {
                 problems.add(id + ": " + String.join("; ", v.issues));
             }
             TaskRecord r = found.orElse(null);
-            log.printf("%-10s %-10s %8s %6s %-8s %-7s %s%n", id, r == null ? "-" : r.getState(),
+            log.printf("%-10s %-10s %8s %6s %-8s %-7s %-16s %s%n", id, r == null ? "-" : r.getState(),
                     r == null ? "-" : r.getAttempt(), r == null ? "-" : r.getLeaseLosses(), r == null ? "-" : r.getWorkerId(),
-                    v.issues.isEmpty() ? "ok" : "FAIL", marks.summary());
+                    v.issues.isEmpty() ? "ok" : "FAIL", v.resumes == null || v.resumes.summary.length() == 0 ? "-"
+                            : v.resumes.summary, marks.summary());
         }
         log.printf("%n");
         log.say("faults injected: %s; processes that exited by themselves: %d", faults, unexpectedExits);
@@ -90,10 +110,16 @@ final class ChaosChecks {
                     + "success reached Redis; the retry resumed from the final checkpoint) - at-least-once, not a duplicate",
                     reruns);
         }
+        log.say("resumes: %d attempts had a committed checkpoint to resume from, each checked against the newest committed "
+                + "before the failure (%d unverified: its content was evicted before it was read); %d tasks resumed from "
+                + "another worker's checkpoint; %d later attempts started with nothing committed yet (%d of them resumed "
+                + "from their worker's own uncommitted checkpoint, which the worker leaves in place)", resumed, unverified,
+                resumedElsewhere, nothingCommitted, fromUncommitted);
         if (!problems.isEmpty()) {
             printEvidence(problems, seed);
         }
-        return new ChaosReport(taskIds.size(), succeededOnce, lost, duplicated, overlapping, reruns, problems);
+        return new ChaosReport(taskIds.size(), succeededOnce, lost, duplicated, overlapping, reruns, resumedElsewhere,
+                problems);
     }
 
     private Verdict judge(String id, Optional<TaskRecord> found, AttemptMarks marks) throws IOException {
@@ -131,6 +157,12 @@ final class ChaosChecks {
             v.issues.add(overlap);
         }
         v.rerun = marks.completed() > 1;
+        if (r != null) {
+            List<ResumeChecks.Move> history = r.getHistory().stream().map(ResumeChecks.Move::of).toList();
+            v.resumes = ResumeChecks.check(history, evidence.ledger().of(id), evidence.restores(id), taskLog,
+                    (worker, attempt) -> evidence.printed(worker, id, attempt));
+            v.issues.addAll(v.resumes.problems);
+        }
         if (!v.lost && r != null) {
             AttemptMarks.Span last = marks.spans.get(r.getEpoch());
             if (last == null || !"exit=0".equals(last.how())) {
@@ -161,8 +193,8 @@ final class ChaosChecks {
 
     /**
      * Checks the successful attempt's block of a log file against what it printed: records of
-     * {@code epoch}, exactly the printed lines in order, an end SUCCEEDED and complete, and
-     * nothing after that end. Returns the problem, or null.
+     * {@code epoch}, exactly the printed lines in order (its worker's own lines left out), an end
+     * SUCCEEDED and complete, and nothing after that end. Returns the problem, or null.
      */
     static String finalAttemptProblem(TaskLogFile.TaskLog taskLog, long epoch, List<String> printed) {
         TaskLogFile.AttemptBlock block = null;
@@ -174,13 +206,14 @@ final class ChaosChecks {
         if (block == null) {
             return "log file has no line or end of epoch " + epoch;
         }
-        if (!printed.equals(block.lines)) {
+        List<String> scriptLines = block.lines.stream().filter(l -> !TaskLogFile.isWorkerLine(l)).toList();
+        if (!printed.equals(scriptLines)) {
             int i = 0;
-            while (i < printed.size() && i < block.lines.size() && printed.get(i).equals(block.lines.get(i))) {
+            while (i < printed.size() && i < scriptLines.size() && printed.get(i).equals(scriptLines.get(i))) {
                 i++;
             }
             return "log of epoch " + epoch + " differs from what it printed at line " + (i + 1) + " (log "
-                    + block.lines.size() + " lines: " + (i < block.lines.size() ? "'" + block.lines.get(i) + "'" : "end")
+                    + scriptLines.size() + " lines: " + (i < scriptLines.size() ? "'" + scriptLines.get(i) + "'" : "end")
                     + "; printed " + printed.size() + " lines: " + (i < printed.size() ? "'" + printed.get(i) + "'" : "end") + ")";
         }
         if (block.end == null || block.end.getFinalState() != TaskState.SUCCEEDED || !block.end.isComplete()) {
@@ -196,8 +229,8 @@ final class ChaosChecks {
     /** Prints each problem, then each failing task's history and marks. */
     private void printEvidence(List<String> problems, long seed) {
         Workdir w = evidence.workdir();
-        log.say("PROBLEMS (seed %d; evidence: records above, %s, %s/<task>/checkpoints/marks.log, %s):", seed, w.logs(),
-                w.runs(), w.jvm());
+        log.say("PROBLEMS (seed %d; evidence: records above, %s, %s/<worker>/runs/<task>/attempt-<n>/{marks.log,printed.txt}, "
+                + "the store %s, %s):", seed, w.logs(), w.workers(), w.store(), w.jvm());
         for (String p : problems) {
             log.say("  %s", p);
         }
@@ -211,6 +244,9 @@ final class ChaosChecks {
                 }
             });
             log.say("  marks of %s: %s", id, evidence.marks(id).lines);
+            log.say("  checkpoints of %s seen committed: %s", id, evidence.ledger().of(id).stream()
+                    .map(c -> c.describe() + " at " + c.entry().committedAt()).toList());
+            log.say("  resumes of %s noted in Redis: %s", id, evidence.restores(id));
         }
     }
 }

@@ -1,7 +1,10 @@
 package io.rlscheduler.chaos;
 
+import io.lettuce.core.RedisClient;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.internal.ArtifactRecords;
+import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.examples.MasterMain;
 import io.rlscheduler.examples.WorkerMain;
 import io.rlscheduler.master.SchedulerMaster;
@@ -29,7 +32,10 @@ import java.util.regex.Pattern;
  * all with short leases (heartbeat 200 ms, liveness 1 s, task lease 3 s, ack timeout 2 s, leader
  * lease 1 s); and a third master in this JVM, {@linkplain SchedulerMaster.Builder#standbyOnly(boolean)
  * standby-only}, through which the run submits and reads tasks, so "the leader" is always one of
- * the two master JVMs.
+ * the two master JVMs. Each worker stands for a machine of its own: its own run root (and in it
+ * its state directory, the default), sharing only Redis and the directory store
+ * ({@link Workdir#store()}) with the others. The run reads the checkpoint records in Redis
+ * through a lease core of its own ({@link #artifacts()}).
  *
  * <p>Used by the run's thread, except {@link #close()}, which a shutdown hook may call at any
  * time and which stops everything started; idempotent.
@@ -57,6 +63,8 @@ final class ChaosCluster implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile TestRedis redis;
     private volatile SchedulerMaster api;
+    private volatile RedisClient redisClient;
+    private volatile LeaseCore observer;
     private String redisUrl;
     private String mastersList;
 
@@ -92,6 +100,8 @@ final class ChaosCluster implements AutoCloseable {
                 .coreOptions(core).logDirectory(workdir.logs()).masterId("chaos-api").standbyOnly(true)
                 .leaderLease(Duration.ofSeconds(1)).apiTimeout(Duration.ofSeconds(5)).build().start();
         log.say("api master %s is standby-only (never leads), port %d", api.getMasterId(), api.getRpcAddress().getPort());
+        redisClient = RedisClient.create(redis.getUri());
+        observer = LeaseCore.create(redisClient, coreOptions());
 
         for (int i = 1; i <= 3; i++) {
             ClusterProcess w = new ClusterProcess("w" + i, ClusterProcess.Role.WORKER, 0, this::launch, log);
@@ -101,7 +111,8 @@ final class ChaosCluster implements AutoCloseable {
         for (ClusterProcess w : workers) {
             awaitUp(w, START_TIMEOUT);
         }
-        log.say("cluster up: masters %s, workers w1 w2 w3 (GPUs 0,1 and 2 CPU slots each)", mastersList);
+        log.say("cluster up: masters %s, workers w1 w2 w3 (GPUs 0,1 and 2 CPU slots each; each its own run root, "
+                + "all one directory store %s)", mastersList, workdir.store());
     }
 
     private CoreOptions coreOptions() {
@@ -121,7 +132,8 @@ final class ChaosCluster implements AutoCloseable {
                     "--log-dir", workdir.logs().toString(), "--leader-lease-ms", "1000", "--reap-interval-ms", "200"));
         } else {
             args.addAll(List.of("--masters", mastersList, "--worker-id", p.name(), "--gpus", "0,1", "--cpu-slots", "2",
-                    "--scripts", scripts.toString(), "--runs", workdir.runs().toString(), "--kill-grace-ms", "1000"));
+                    "--scripts", scripts.toString(), "--runs", workdir.workerRuns(p.name()).toString(),
+                    "--store", workdir.store().toString(), "--kill-grace-ms", "1000"));
         }
         JvmProcess jvm = JvmProcess.builder(master ? MasterMain.class : WorkerMain.class)
                 .jvmArgs("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
@@ -138,6 +150,11 @@ final class ChaosCluster implements AutoCloseable {
     /** Returns the run's standby-only master. */
     SchedulerMaster api() {
         return api;
+    }
+
+    /** Returns the checkpoint records in Redis (committed checkpoints, what each attempt resumed from), read-only here. */
+    ArtifactRecords artifacts() {
+        return observer.artifacts();
     }
 
     List<ClusterProcess> masters() {
@@ -260,6 +277,22 @@ final class ChaosCluster implements AutoCloseable {
         if (m != null) {
             try {
                 m.close();
+            } catch (RuntimeException e) {
+                // Going away anyway.
+            }
+        }
+        LeaseCore o = observer;
+        if (o != null) {
+            try {
+                o.close();
+            } catch (RuntimeException e) {
+                // Going away anyway.
+            }
+        }
+        RedisClient client = redisClient;
+        if (client != null) {
+            try {
+                client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             } catch (RuntimeException e) {
                 // Going away anyway.
             }

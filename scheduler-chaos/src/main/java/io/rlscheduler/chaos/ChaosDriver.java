@@ -2,6 +2,7 @@ package io.rlscheduler.chaos;
 
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
+import io.rlscheduler.store.DirectoryStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,7 +14,8 @@ import java.util.UUID;
 
 /**
  * Drives one chaos run through its phases: set up the workdir and the cluster, submit the tasks
- * while the faults run, bring everything back, wait (bounded) for every task to end, check.
+ * while the faults run (and the {@link CheckpointWatch} records every checkpoint committed), bring
+ * everything back, wait (bounded) for every task to end, check.
  * The seed feeds one random source, drawn in that order: the workload, the fault plan, then each
  * fault's victim and delay. Used by one thread; {@link #close()} may also come from a shutdown hook.
  */
@@ -55,6 +57,11 @@ final class ChaosDriver implements AutoCloseable {
 
         Random rnd = new Random(opt.getSeed());
         Workload workload = Workload.draw(rnd, opt.getTasks(), opt.getDuration());
+        CheckpointLedger ledger = new CheckpointLedger();
+        // The run's own handle on the workers' store: read-only here, for the checkpoints' contents.
+        DirectoryStore store = new DirectoryStore(work.store());
+        CheckpointWatch watch = new CheckpointWatch(c.artifacts(), store, workload.taskIds(), ledger);
+        watch.start();
         TaskSubmitter submitter = new TaskSubmitter(c.api(), workload, deadline, log);
         submitter.start();
         FaultPlan plan = FaultPlan.draw(rnd, opt.getDuration(), !c.redis().isExternal());
@@ -66,8 +73,10 @@ final class ChaosDriver implements AutoCloseable {
             log.say("submitter still running at the deadline; stopping it");
             submitter.interrupt();
         }
-        Evidence evidence = new Evidence(c, work);
+        Evidence evidence = new Evidence(c, work, ledger);
         drain(evidence, workload.taskIds(), deadline - CHECK_RESERVE.toNanos());
+        watch.finish();
+        store.close();
 
         ChaosReport report = new ChaosChecks(evidence, log).check(workload.taskIds(), faults.counts(),
                 c.unexpectedExits(), opt.getSeed());

@@ -14,16 +14,18 @@ public final class ChaosReport {
     private final int duplicated;
     private final int overlapping;
     private final int rerunsAfterFinish;
+    private final int resumedElsewhere;
     private final List<String> problems;
 
     ChaosReport(int tasks, int succeededOnce, int lost, int duplicated, int overlapping, int rerunsAfterFinish,
-                List<String> problems) {
+                int resumedElsewhere, List<String> problems) {
         this.tasks = tasks;
         this.succeededOnce = succeededOnce;
         this.lost = lost;
         this.duplicated = duplicated;
         this.overlapping = overlapping;
         this.rerunsAfterFinish = rerunsAfterFinish;
+        this.resumedElsewhere = resumedElsewhere;
         this.problems = List.copyOf(problems);
     }
 
@@ -57,6 +59,14 @@ public final class ChaosReport {
         return rerunsAfterFinish;
     }
 
+    /**
+     * Returns how many tasks had an attempt resume from a checkpoint that another worker committed
+     * (restored from the store; not a failure count).
+     */
+    public int getResumedElsewhere() {
+        return resumedElsewhere;
+    }
+
     /** Returns one line per problem found (empty when clean). */
     public List<String> getProblems() {
         return problems;
@@ -71,7 +81,8 @@ public final class ChaosReport {
     /** Returns the last line of the run. */
     public String summary() {
         return "chaos: " + tasks + " tasks, " + succeededOnce + " succeeded exactly once, " + lost + " lost, "
-                + duplicated + " duplicated, " + overlapping + " overlapping";
+                + duplicated + " duplicated, " + overlapping + " overlapping, " + resumedElsewhere
+                + " resumed from another worker's checkpoint";
     }
 
     @Override

@@ -4,13 +4,16 @@ import java.io.PrintStream;
 
 /**
  * A chaos run: a whole cluster of separate processes doing real training while faults are
- * injected at random, then a check, from the task records, the log files and the tasks' own
- * marks, that nothing was lost, run twice or run twice at once.
+ * injected at random, then a check, from the task records, the checkpoints committed, the log
+ * files and the tasks' own marks, that nothing was lost, run twice or run twice at once, and that
+ * every resumed attempt started from the newest checkpoint committed before the failure.
  *
  * <p>The cluster ({@link ChaosCluster}): Redis with AOF, two masters and three workers, each a JVM
- * of its own with short leases, and a standby-only master in this JVM that submits and reads.
- * The tasks ({@link Workload}) run {@code scripts/chaos_task.py}: real {@code train.py} training
- * that also marks when each attempt started and stopped, by epoch, and copies what it prints.
+ * of its own with short leases (each worker its own run root, all one directory store), and a
+ * standby-only master in this JVM that submits and reads. The tasks ({@link Workload}) run
+ * {@code scripts/chaos_task.py}: real {@code train.py} training, which marks each checkpoint it
+ * saves, that also says what it resumed from, marks when each attempt started and stopped, by
+ * epoch, and copies what it prints.
  * The chaos phase ({@link ChaosOptions#getDuration()}) submits the tasks spread over its first
  * 70% and meanwhile kills and freezes workers, kills the leader master, and kills and restarts
  * Redis once ({@link FaultPlan}, {@link FaultInjector}). Then the faults stop, everything stopped
@@ -18,7 +21,8 @@ import java.io.PrintStream;
  * checks each ({@link ChaosChecks}).
  *
  * <p>The last line is {@code chaos: N tasks, S succeeded exactly once, L lost, D duplicated, O
- * overlapping}; the exit code is 0 only if S = N and L = D = O = 0, 1 if not, 2 if the run itself
+ * overlapping, R resumed from another worker's checkpoint}; the exit code is 0 only if S = N and
+ * L = D = O = 0, 1 if not, 2 if the run itself
  * failed or the command line is wrong. Run it from the repository root (it runs
  * {@code scripts/chaos_task.py} and {@code scripts/train.py}), through {@code scripts/chaos.sh};
  * the options are those of {@link ChaosOptions}.

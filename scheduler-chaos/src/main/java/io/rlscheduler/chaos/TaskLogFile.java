@@ -18,6 +18,14 @@ final class TaskLogFile {
     private TaskLogFile() {
     }
 
+    /** The prefix of the lines a worker itself writes into an attempt's log (what it restored, a commit retried): {@value}. */
+    static final String WORKER_PREFIX = "rl-scheduler: ";
+
+    /** Returns whether a log line is the worker's own, not the script's. */
+    static boolean isWorkerLine(String line) {
+        return line.startsWith(WORKER_PREFIX);
+    }
+
     /** One attempt in a log file: its epoch, its lines up to its first end, that end (null if none), and what came after. */
     static final class AttemptBlock {
         final long epoch;

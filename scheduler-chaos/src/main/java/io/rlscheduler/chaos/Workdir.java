@@ -6,16 +6,20 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * The files of one chaos run, all kept for inspection: the masters' task logs, the workers' run
- * directories, every JVM's output and their logging configuration, and {@code chaos.log}.
+ * The files of one chaos run, all kept for inspection: the masters' task logs, each worker's own
+ * directory (its run root, which holds its state directory too, as on a machine of its own), the
+ * artifact store the workers share, every JVM's output and their logging configuration, and
+ * {@code chaos.log}. The workers share nothing here but the store: a check that needs what every
+ * worker wrote reads each worker's directory in turn, as one would fetch it from each machine.
  *
  * @param root the work directory
  * @param logs the masters' task log files, {@code <taskId>.log}
- * @param runs the workers' run directories, {@code <taskId>/attempt-<n>} and {@code <taskId>/checkpoints}
+ * @param workers one directory per worker, {@code <workerId>/runs} its run root
+ * @param store the directory store of the workers' checkpoints (standing for a mount every machine sees)
  * @param jvm each JVM's output, {@code <name>.<incarnation>.log}
  * @param logback the logging configuration of the masters and workers
  */
-record Workdir(Path root, Path logs, Path runs, Path jvm, Path logback) {
+record Workdir(Path root, Path logs, Path workers, Path store, Path jvm, Path logback) {
 
     private static final String LOGBACK = """
             <configuration>
@@ -38,8 +42,8 @@ record Workdir(Path root, Path logs, Path runs, Path jvm, Path logback) {
         Path root = requested.isPresent() ? Files.createDirectories(requested.get().toAbsolutePath())
                 : Files.createTempDirectory("rls-chaos-");
         Workdir w = new Workdir(root, Files.createDirectories(root.resolve("logs")),
-                Files.createDirectories(root.resolve("runs")), Files.createDirectories(root.resolve("jvm")),
-                root.resolve("logback-chaos.xml"));
+                Files.createDirectories(root.resolve("workers")), Files.createDirectories(root.resolve("store")),
+                Files.createDirectories(root.resolve("jvm")), root.resolve("logback-chaos.xml"));
         Files.writeString(w.logback(), LOGBACK);
         return w;
     }
@@ -54,13 +58,13 @@ record Workdir(Path root, Path logs, Path runs, Path jvm, Path logback) {
         return logs.resolve(taskId + ".log");
     }
 
-    /** Returns the task's marks, written by {@code chaos_task.py} in its checkpoint directory. */
-    Path marks(String taskId) {
-        return runs.resolve(taskId).resolve("checkpoints").resolve("marks.log");
+    /** Returns the run root of worker {@code workerId}, on its own disk. */
+    Path workerRuns(String workerId) {
+        return workers.resolve(workerId).resolve("runs");
     }
 
-    /** Returns the run directory of the task's attempt {@code attempt}, where its worker puts it by default. */
-    Path attemptDir(String taskId, int attempt) {
-        return runs.resolve(taskId).resolve("attempt-" + attempt);
+    /** Returns the run directory of the task's attempt {@code attempt} on the worker that ran it. */
+    Path attemptDir(String workerId, String taskId, int attempt) {
+        return workerRuns(workerId).resolve(taskId).resolve("attempt-" + attempt);
     }
 }

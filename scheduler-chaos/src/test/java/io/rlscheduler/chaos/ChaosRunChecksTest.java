@@ -89,6 +89,15 @@ class ChaosRunChecksTest {
     }
 
     @Test
+    void theWorkersOwnLinesInTheLogAreNotComparedWithWhatTheScriptPrinted() {
+        TaskLogFile.TaskLog log = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=2 epoch=9",
+                "rl-scheduler: resuming from checkpoint e7-3 (attempt 1 on w1: 1 files, 900 bytes; 1 fetched in 3 ms)",
+                "train.py: go", "RLS_METRIC {\"episode\":1}", "rl-scheduler: checkpoint e9-1 not committed yet: down; retrying",
+                "done", "##RLS_END state=SUCCEEDED complete=true last=5");
+        assertThat(ChaosChecks.finalAttemptProblem(log, 9, PRINTED)).isNull();
+    }
+
+    @Test
     void escapedLinesAreComparedAsPrinted() {
         TaskLogFile.TaskLog log = log("TRACE_ID:t", "##RLS_ATTEMPT attempt=1 epoch=9",
                 "##RLS_TEXT ##RLS_END fake", "##RLS_END state=SUCCEEDED complete=true last=1");
@@ -118,11 +127,13 @@ class ChaosRunChecksTest {
 
     @Test
     void theLastLineHasTheExactForm() {
-        ChaosReport clean = new ChaosReport(40, 40, 0, 0, 0, 2, List.of());
-        assertThat(clean.summary()).isEqualTo("chaos: 40 tasks, 40 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping");
+        ChaosReport clean = new ChaosReport(40, 40, 0, 0, 0, 2, 12, List.of());
+        assertThat(clean.summary()).isEqualTo("chaos: 40 tasks, 40 succeeded exactly once, 0 lost, 0 duplicated, 0 overlapping,"
+                + " 12 resumed from another worker's checkpoint");
         assertThat(clean.isClean()).isTrue();
-        ChaosReport dirty = new ChaosReport(40, 38, 1, 0, 1, 0, List.of("a", "b"));
-        assertThat(dirty.summary()).isEqualTo("chaos: 40 tasks, 38 succeeded exactly once, 1 lost, 0 duplicated, 1 overlapping");
+        ChaosReport dirty = new ChaosReport(40, 38, 1, 0, 1, 0, 3, List.of("a", "b"));
+        assertThat(dirty.summary()).isEqualTo("chaos: 40 tasks, 38 succeeded exactly once, 1 lost, 0 duplicated, 1 overlapping,"
+                + " 3 resumed from another worker's checkpoint");
         assertThat(dirty.isClean()).isFalse();
     }
 
