@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * against the SHA-256 Redis recorded for it, every file is fetched (or kept, where the local
  * copy has the same SHA-256) and checked against the manifest. A missing or corrupt checkpoint is
  * skipped for the one committed before it; what was resumed from and what was skipped, and why,
- * go into the task's log and its record. With nothing committed, the directory is left as it is.
+ * go into the task's log and its record. With nothing committed, the directory is left as it is
+ * (a script that never marks checkpoints resumes from what is on this machine, as without a store).
  */
 public final class CheckpointRestorer {
 
@@ -78,16 +79,24 @@ public final class CheckpointRestorer {
      */
     public String restore(TaskLease lease, int attempt, Path dir, Consumer<String> say) throws InterruptedException {
         String task = lease.getTaskId();
-        List<CheckpointEntry> committed;
-        try {
-            committed = core.artifacts().committed(task).get(30, TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            say.accept("rl-scheduler: cannot read the task's committed checkpoints (" + e.getMessage()
-                    + "); starting with the checkpoint directory as it is");
-            return null;
+        List<CheckpointEntry> committed = null;
+        for (int tryNo = 1; committed == null; tryNo++) {
+            try {
+                committed = core.artifacts().committed(task).get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                if (tryNo >= TRIES) {
+                    say.accept("rl-scheduler: cannot read the task's committed checkpoints (" + e.getMessage()
+                            + "); starting with the checkpoint directory as it is");
+                    return null;
+                }
+                Thread.sleep(transfers.backoff(tryNo).toMillis()); // a retry's pacing on this attempt's own launch thread
+            }
         }
         transfers.run(() -> collect(lease));
         if (committed.isEmpty()) {
+            // Nothing to resume from in the store: the directory stays as it is, so a script that
+            // never marks its checkpoints still resumes from what an earlier attempt left on this
+            // machine (and only here), as without a store.
             return null;
         }
         long started = System.nanoTime();
@@ -249,17 +258,22 @@ public final class CheckpointRestorer {
         return target;
     }
 
-    /** Deletes every file of the directory not in {@code keep} (hidden ones, the script's own temporaries, stay). */
-    private static void clear(Path dir, Set<String> keep) {
+    /**
+     * Deletes every file of the directory not in {@code keep} (hidden ones, the script's own
+     * temporaries, stay); returns how many it deleted.
+     */
+    private static int clear(Path dir, Set<String> keep) {
+        int n = 0;
         try {
             for (FileListing.Entry e : list(dir).files()) {
-                if (!keep.contains(e.path())) {
-                    Files.deleteIfExists(e.file());
+                if (!keep.contains(e.path()) && Files.deleteIfExists(e.file())) {
+                    n++;
                 }
             }
         } catch (IOException e) {
             log.warn("cannot clear the checkpoint directory {}: {}", dir, e.toString());
         }
+        return n;
     }
 
     private static FileListing.Result list(Path dir) {
