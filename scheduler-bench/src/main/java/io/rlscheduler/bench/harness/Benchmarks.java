@@ -14,7 +14,8 @@ public final class Benchmarks {
             new Failover(),
             new Heartbeats(),
             new CheckpointThroughput(CheckpointThroughput.Kind.DIRECTORY),
-            new CheckpointThroughput(CheckpointThroughput.Kind.S3));
+            new CheckpointThroughput(CheckpointThroughput.Kind.S3),
+            new Resume());
 
     private Benchmarks() {
     }
