@@ -23,6 +23,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
 
 /**
  * {@code resume}: how long after a worker's JVM is killed ({@code kill -9}) the task's next
@@ -128,15 +129,15 @@ public final class Resume implements EndToEndBenchmark {
                 LocalCluster.deleteTree(dir);
             }
         }
-        double with = median(samples.stream().filter(s -> s.with).mapToDouble(s -> s.killToScript).toArray());
-        double without = median(samples.stream().filter(s -> !s.with).mapToDouble(s -> s.killToScript).toArray());
+        double with = median(samples, true, s -> s.killToScript);
+        double without = median(samples, false, s -> s.killToScript);
         params.put("median_with_checkpoint_s", Stats.round3(with));
         params.put("median_without_checkpoint_s", Stats.round3(without));
         params.put("median_resume_cost_s", Stats.round3(with - without));
-        params.put("median_restore_ms", median(samples.stream().filter(s -> s.with).mapToDouble(s -> s.restoreMs).toArray()));
+        params.put("median_restore_ms", median(samples, true, s -> s.restoreMs));
         params.put("median_kill_to_running_s", Map.of(
-                "with_checkpoint", Stats.round3(median(samples.stream().filter(s -> s.with).mapToDouble(s -> s.killToRunning).toArray())),
-                "without_checkpoint", Stats.round3(median(samples.stream().filter(s -> !s.with).mapToDouble(s -> s.killToRunning).toArray()))));
+                "with_checkpoint", Stats.round3(median(samples, true, s -> s.killToRunning)),
+                "without_checkpoint", Stats.round3(median(samples, false, s -> s.killToRunning))));
         params.put("per_run", samples.stream().map(Sample::asMap).toList());
         params.put("measured", "from just before SIGKILL of the worker JVM running attempt 1 to the first statement of"
                 + " attempt 2's script on the other worker (wall clock, same machine)");
@@ -148,9 +149,9 @@ public final class Resume implements EndToEndBenchmark {
                 Stats.round3(without), params);
     }
 
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        java.util.Arrays.sort(sorted);
+    /** The median of a figure over the runs with a checkpoint ({@code with}) or without. */
+    private static double median(List<Sample> samples, boolean with, ToDoubleFunction<Sample> figure) {
+        double[] sorted = samples.stream().filter(s -> s.with == with).mapToDouble(figure).sorted().toArray();
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }

@@ -62,13 +62,6 @@ final class TransferManagerUploads implements AutoCloseable {
         }
     }
 
-    /** Deletes what {@link #uploadAll} stored under {@code prefix} (outside any measurement). */
-    void deleteAll(List<Path> files, String prefix) {
-        for (Path f : files) {
-            client.deleteObject(r -> r.bucket(bucket).key(prefix + "/" + f.getFileName())).join();
-        }
-    }
-
     @Override
     public void close() {
         manager.close();

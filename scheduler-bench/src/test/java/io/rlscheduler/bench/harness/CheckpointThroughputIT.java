@@ -18,7 +18,7 @@ class CheckpointThroughputIT {
     @Test
     void commitsIntoTheDirectoryStoreAndReportsEveryVariant(@TempDir Path dir) throws Exception {
         BenchResult result = run(new CheckpointThroughput(CheckpointThroughput.Kind.DIRECTORY),
-                Map.of("sizeMiB", "16", "rounds", "1", "warmup", "0", "workDir", dir.toString()));
+                Map.of("sizeMiB", "16", "rounds", "1", "warmup", "0", "profile", "true", "workDir", dir.toString()));
 
         assertThat(result.getBaselineName()).isEqualTo("cp -r");
         assertThat(medians(result)).containsOnlyKeys("our commit", "cp -r", "store puts", "store puts, no fsync",
