@@ -6,9 +6,14 @@
 # usage: scripts/bench.sh [name...]       all benchmarks when no name is given
 #
 #   end-to-end (io.rlscheduler.bench.BenchMain):  dispatch-throughput dispatch-latency log-stream failover heartbeats
+#                                                 checkpoint-directory checkpoint-s3 resume
 #     log-stream     one python task's lines/s into the master's log file and a live follower (python3 needed)
 #     failover       worker JVM killed mid-task -> task RUNNING elsewhere, s, against the task lease
 #     heartbeats     10,000 simulated workers on one master in its own JVM; needs ~11,000 open files per JVM
+#     checkpoint-directory  a 1 GiB checkpoint's commit into the directory store, GiB/s, against cp -r
+#     checkpoint-s3  the same into the S3 store (s3proxy in the JVM), against the AWS SDK's transfer manager
+#     resume         worker JVM killed -> next attempt's script started elsewhere after restoring a 1 GiB
+#                    checkpoint, s, against the same failover without one (python3 needed)
 #   JMH micro-benchmarks, converted to the same shape:
 #     codec          CodecBenchmark: our frame codec vs Netty's stock protobuf codec (heartbeat payload)
 #     lease-scripts  LeaseScriptBenchmark: a one-task claim vs a plain SET round trip
@@ -16,7 +21,7 @@
 # Environment:
 #   BENCH_PARAMS     extra BenchMain options, e.g. "-p dispatch-throughput.tasks=5000 -p dispatch-latency.duration=5"
 #                    ("-p log-stream.lines=100000 -p failover.runs=2 -p heartbeats.workers=500
-#                    -p heartbeats.duration=10" shortens the three slowest)
+#                    -p heartbeats.duration=10" shortens the three slowest; "-p sizeMiB=256" the artifact ones)
 #   BENCH_JMH_OPTS   JMH run settings (default "-f 1 -wi 2 -w 2s -i 3 -r 2s": shorter than the annotations'
 #                    3 x 2 s warmup + 5 x 2 s measurement, to keep the whole run under 10 minutes on 2 cores)
 #   BENCH_JAVA_OPTS  JVM options of BenchMain (default "-Xms1g -Xmx2g")

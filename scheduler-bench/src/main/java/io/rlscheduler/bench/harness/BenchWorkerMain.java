@@ -2,6 +2,7 @@ package io.rlscheduler.bench.harness;
 
 import io.lettuce.core.RedisURI;
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.worker.ArtifactOptions;
 import io.rlscheduler.worker.SchedulerWorker;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,8 +19,11 @@ import java.util.concurrent.CountDownLatch;
  * <pre>
  * java -cp benchmarks.jar io.rlscheduler.bench.harness.BenchWorkerMain --masters HOST:PORT --redis URI
  *     --worker-id ID --namespace NS --heartbeat-ms N --liveness-ms N --task-lease-ms N --ack-timeout-ms N
- *     --kill-grace-ms N --scripts DIR --runs DIR [--cpu-slots N]
+ *     --kill-grace-ms N --scripts DIR --runs DIR [--cpu-slots N] [--store URI]
  * </pre>
+ *
+ * With {@code --store} the worker commits its attempts' checkpoints to that artifact store and
+ * restores them from it (its other artifact settings at their defaults).
  *
  * The shared secret comes from the environment variable {@value #SECRET_ENV}, not the command
  * line. Prints {@code bench worker <id> started, session <session>} once registered.
@@ -61,6 +65,8 @@ public final class BenchWorkerMain {
                 .scriptRoots(Path.of(require(a, "scripts")))
                 .runRoot(Path.of(require(a, "runs")))
                 .killGrace(millis(a, "kill-grace-ms"))
+                .artifacts(a.containsKey("store") ? ArtifactOptions.builder().store(a.get("store")).build()
+                        : ArtifactOptions.defaults())
                 .build().start();
         System.out.println("bench worker " + worker.getWorkerId() + " " + STARTED + " " + worker.getSessionId());
         CountDownLatch stopped = new CountDownLatch(1);

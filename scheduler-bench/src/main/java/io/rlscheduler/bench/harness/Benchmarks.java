@@ -12,7 +12,10 @@ public final class Benchmarks {
             new DispatchLatency(),
             new LogStream(),
             new Failover(),
-            new Heartbeats());
+            new Heartbeats(),
+            new CheckpointThroughput(CheckpointThroughput.Kind.DIRECTORY),
+            new CheckpointThroughput(CheckpointThroughput.Kind.S3),
+            new Resume());
 
     private Benchmarks() {
     }

@@ -1,23 +1,13 @@
 package io.rlscheduler.bench.harness;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import io.rlscheduler.core.CoreOptions;
-import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.TaskTransition;
-import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
 import io.rlscheduler.testkit.JvmProcess;
-import io.rlscheduler.testkit.ProcessTree;
-import io.rlscheduler.testkit.TestRedis;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -29,11 +19,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -44,9 +31,10 @@ import java.util.function.Predicate;
  * minus the time since the last renewal, at most a heartbeat), plus the wait for the next reaper
  * pass (at most {@code reapIntervalMs}), plus a dispatch: claim, ExecuteTask, acknowledge.
  *
- * <p>Set-up: one Redis, one master in this JVM, two workers each in a JVM of its own
- * ({@link BenchWorkerMain}: the default {@code PythonTaskExecutor}, with the launcher and its
- * keepalives), started with {@link JvmProcess}; short leases so that a run takes seconds. Each
+ * <p>Set-up ({@link FailoverCluster}): one Redis, one master in this JVM, two workers each in a
+ * JVM of its own ({@link BenchWorkerMain}: the default {@code PythonTaskExecutor}, with the
+ * launcher and its keepalives) with a run root of its own, started with {@link JvmProcess}; no
+ * artifact store; short leases so that a run takes seconds. Each
  * run submits a fresh task ({@code failover_task.py}: marks its start, then prints a line every
  * 0.1 s), waits until it is RUNNING on some worker A and its script has started, waits a random
  * part of a heartbeat period, kills A's JVM with SIGKILL, and measures from just before the kill
@@ -67,9 +55,7 @@ import java.util.function.Predicate;
  */
 public final class Failover implements EndToEndBenchmark {
 
-    static final String SCRIPT = "failover_task.py";
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration START_TIMEOUT = FailoverCluster.START_TIMEOUT;
 
     @Override
     public String name() {
@@ -113,12 +99,13 @@ public final class Failover implements EndToEndBenchmark {
         Path dir = Files.createTempDirectory(Path.of(p.get("workDir")), "rls-bench-failover-");
         boolean keep = true;
         List<Sample> samples = new ArrayList<>();
-        try (Nodes nodes = new Nodes(dir, core, reapInterval, killGrace, p.get("workerHeap"), p.get("aof"))) {
-            System.out.println("# " + name() + ": Redis " + nodes.persistence + "; 2 worker JVMs; leases: heartbeat "
+        try (FailoverCluster nodes = new FailoverCluster(dir, core, reapInterval, killGrace, p.get("workerHeap"), p.get("aof"),
+                null)) {
+            System.out.println("# " + name() + ": Redis " + nodes.persistence() + "; 2 worker JVMs; leases: heartbeat "
                     + core.getHeartbeatInterval().toMillis() + " ms, liveness " + core.getLivenessLease().toMillis()
                     + " ms, task " + core.getTaskLease().toMillis() + " ms; reaper every " + reapInterval.toMillis() + " ms");
             for (int r = 1; r <= runs; r++) {
-                Sample s = nodes.killOnce("failover-" + r);
+                Sample s = killOnce(nodes, core, reapInterval, "failover-" + r);
                 samples.add(s);
                 System.out.printf(Locale.ROOT, "# run %d: killed %s; task RUNNING on %s %.3f s later (processes gone after"
                                 + " %.0f ms; lease left at the kill %d ms, reaper %d ms after the deadline, dispatch %d ms)%n",
@@ -197,316 +184,101 @@ public final class Failover implements EndToEndBenchmark {
         }
     }
 
-    /** Redis, the master, the worker JVMs, and what a run needs of them. */
-    private static final class Nodes implements AutoCloseable {
-        private final Path dir;
-        private final Path marks;
-        private final CoreOptions core;
-        private final Duration killGrace;
-        private final Duration reapInterval;
-        private final String workerHeap;
-        private final TestRedis redis;
-        private final RedisClient client;
-        private final StatefulRedisConnection<String, String> connection;
-        private final RedisCommands<String, String> admin;
-        private final String persistence;
-        private final String secret;
-        private final SchedulerMaster master;
-        private final Events events = new Events();
-        private final Map<String, JvmProcess> workers = new LinkedHashMap<>();
-        private int started;
-
-        Nodes(Path dir, CoreOptions core, Duration reapInterval, Duration killGrace, String workerHeap, String aof)
-                throws Exception {
-            this.dir = dir;
-            this.core = core;
-            this.killGrace = killGrace;
-            this.reapInterval = reapInterval;
-            this.workerHeap = workerHeap;
-            Path scripts = Files.createDirectories(dir.resolve("scripts"));
-            try (InputStream in = Failover.class.getResourceAsStream(SCRIPT)) {
-                if (in == null) {
-                    throw new IllegalStateException("resource " + SCRIPT + " missing from the jar");
-                }
-                Files.copy(in, scripts.resolve(SCRIPT));
-            }
-            this.marks = Files.createDirectories(dir.resolve("marks"));
-            byte[] bytes = new byte[24];
-            new SecureRandom().nextBytes(bytes);
-            this.secret = HexFormat.of().formatHex(bytes);
-            this.redis = TestRedis.fromEnvironment();
-            RedisClient c = null;
-            StatefulRedisConnection<String, String> conn = null;
-            SchedulerMaster m = null;
-            try {
-                c = RedisClient.create(redis.getUri());
-                conn = c.connect();
-                this.persistence = LocalCluster.configure(redis, conn.sync(), aof);
-                m = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(secret)
-                        .coreOptions(core).reapInterval(reapInterval).logDirectory(dir.resolve("logs"))
-                        .build().start();
-                m.addTaskListener(events);
-            } catch (Exception | Error e) {
-                if (m != null) {
-                    m.close();
-                }
-                if (conn != null) {
-                    conn.close();
-                }
-                if (c != null) {
-                    c.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-                }
-                redis.close();
-                throw e;
-            }
-            this.client = c;
-            this.connection = conn;
-            this.admin = conn.sync();
-            this.master = m;
-            try {
-                for (String id : List.of("fo-worker-1", "fo-worker-2")) {
-                    workers.put(id, startWorker(id));
-                }
-                for (JvmProcess w : workers.values()) {
-                    w.awaitOutput(BenchWorkerMain.STARTED, START_TIMEOUT);
-                }
-                awaitConnected(2);
-            } catch (Exception | Error e) {
-                close();
-                throw e;
-            }
+    /** One kill: a fresh task, its worker killed mid-run, the task RUNNING on the other; the killed one restarted. */
+    private static Sample killOnce(FailoverCluster nodes, CoreOptions core, Duration reapInterval, String taskId)
+            throws Exception {
+        Sample s = new Sample();
+        s.taskId = taskId;
+        int mark = nodes.eventCount();
+        nodes.master().submit(TaskSpec.python(FailoverCluster.SCRIPT).taskId(taskId).param("marks", nodes.marks().toString()).param("seconds", 600L)
+                .cpuSlots(1).gpus(0).build());
+        FailoverCluster.Seen first = nodes.await(mark, FailoverCluster.running(taskId, 1), START_TIMEOUT, "attempt 1 RUNNING");
+        s.killed = first.event().getFields().get("worker");
+        JvmProcess a = nodes.worker(s.killed);
+        JsonNode mark1 = nodes.awaitMark(taskId, Long.parseLong(first.event().getFields().get("epoch")));
+        List<Long> processes = a.descendants();
+        if (processes.isEmpty() || !processes.contains(mark1.path("pid").asLong())) {
+            throw new IllegalStateException(taskId + ": the script (pid " + mark1.path("pid").asLong()
+                    + ") is not among the descendants of " + s.killed + "'s JVM: " + processes);
         }
 
-        private JvmProcess startWorker(String id) {
-            started++;
-            return JvmProcess.builder(BenchWorkerMain.class)
-                    .jvmArgs("-Xmx" + workerHeap)
-                    .env(BenchWorkerMain.SECRET_ENV, secret)
-                    .args("--masters", "127.0.0.1:" + master.getRpcAddress().getPort(),
-                            "--redis", redis.getUri().toURI().toString(), "--worker-id", id,
-                            "--namespace", core.getNamespace(),
-                            "--heartbeat-ms", Long.toString(core.getHeartbeatInterval().toMillis()),
-                            "--liveness-ms", Long.toString(core.getLivenessLease().toMillis()),
-                            "--task-lease-ms", Long.toString(core.getTaskLease().toMillis()),
-                            "--ack-timeout-ms", Long.toString(core.getAckTimeout().toMillis()),
-                            "--kill-grace-ms", Long.toString(killGrace.toMillis()),
-                            "--scripts", dir.resolve("scripts").toString(), "--runs", dir.resolve("runs").toString())
-                    .logFile(dir.resolve(id + "-" + started + ".log"))
-                    .start();
+        // The kill at a random point of the heartbeat period, so that the lease left at the kill
+        // (the task lease minus the time since the last renewal) is sampled evenly.
+        Thread.sleep(ThreadLocalRandom.current().nextLong(core.getHeartbeatInterval().toMillis()));
+        List<String> time = nodes.admin().time();
+        long redisAtKill = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+        long killedAt = System.nanoTime();
+        a.kill();
+        TaskRecord held = nodes.master().getTask(taskId).orElseThrow();
+        if (held.getState() != TaskState.RUNNING || held.getAttempt() != 1) {
+            throw new IllegalStateException(taskId + " was not RUNNING its attempt 1 right after the kill: " + held);
+        }
+        long deadline = held.getDeadlineMillis();
+        long goneAt = FailoverCluster.awaitGone(processes, killedAt, taskId);
+        s.processesGoneMs = (goneAt - killedAt) / 1e6;
+
+        FailoverCluster.Seen second = nodes.await(mark, FailoverCluster.running(taskId, 2),
+                core.getTaskLease().plus(START_TIMEOUT), "attempt 2 RUNNING");
+        s.seconds = (second.nanos() - killedAt) / 1e9;
+        s.took = second.event().getFields().get("worker");
+        if (s.took.equals(s.killed)) {
+            throw new IllegalStateException(taskId + ": attempt 2 RUNNING on the killed worker " + s.killed);
+        }
+        if (goneAt > second.nanos()) {
+            throw new IllegalStateException(taskId + ": attempt 2 started before the killed worker's processes"
+                    + " were gone");
+        }
+        JsonNode mark2 = nodes.awaitMark(taskId, Long.parseLong(second.event().getFields().get("epoch")));
+        if (mark2.path("earlier_groups_alive").size() != 0 || mark2.path("earlier_groups").size() != 1
+                || mark2.path("earlier_groups").get(0).asLong() != mark1.path("pgid").asLong()) {
+            throw new IllegalStateException(taskId + ": attempt 2's script saw " + mark2 + " (attempt 1: " + mark1 + ")");
         }
 
-        /** Waits (bounded polling, outside any measurement) until {@code n} workers are connected to the master. */
-        private void awaitConnected(int n) throws InterruptedException {
-            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-            while (master.health().getConnectedWorkers() < n) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(n + " workers not connected within " + START_TIMEOUT + ": "
-                            + master.health());
-                }
-                Thread.sleep(20);
-            }
+        if (!nodes.master().task(taskId).cancel()) {
+            throw new IllegalStateException(taskId + " could not be cancelled");
+        }
+        TaskResult result = nodes.master().task(taskId).result().get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        if (result.getState() != TaskState.CANCELLED || result.getAttempts() != 2
+                || result.getRecord().getLeaseLosses() != 1 || !s.took.equals(result.getWorkerId())) {
+            throw new IllegalStateException(taskId + " ended " + result.getState() + " after " + result.getAttempts()
+                    + " attempts, " + result.getRecord().getLeaseLosses() + " lease losses, on "
+                    + result.getWorkerId() + "; expected CANCELLED after 2 attempts, 1 loss, on " + s.took);
+        }
+        // A requested cancel is recorded as RUNNING -> RUNNING: count the starts, from ASSIGNED.
+        List<FailoverCluster.Seen> runningEvents = nodes.since(mark, e -> taskId.equals(e.getTaskId()) && e.getTo() == TaskState.RUNNING
+                && "ASSIGNED".equals(e.getFields().get("from")));
+        if (runningEvents.size() != 2) {
+            throw new IllegalStateException(taskId + " was RUNNING " + runningEvents.size() + " times: " + runningEvents);
         }
 
-        Sample killOnce(String taskId) throws Exception {
-            Sample s = new Sample();
-            s.taskId = taskId;
-            int mark = events.size();
-            master.submit(TaskSpec.python(SCRIPT).taskId(taskId).param("marks", marks.toString()).param("seconds", 600L)
-                    .cpuSlots(1).gpus(0).build());
-            Seen first = events.await(mark, running(taskId, 1), START_TIMEOUT, "attempt 1 RUNNING");
-            s.killed = first.event.getFields().get("worker");
-            JvmProcess a = workers.get(s.killed);
-            if (a == null) {
-                throw new IllegalStateException(taskId + " runs on an unknown worker " + s.killed);
-            }
-            JsonNode mark1 = awaitMark(taskId, Long.parseLong(first.event.getFields().get("epoch")));
-            List<Long> processes = a.descendants();
-            if (processes.isEmpty() || !processes.contains(mark1.path("pid").asLong())) {
-                throw new IllegalStateException(taskId + ": the script (pid " + mark1.path("pid").asLong()
-                        + ") is not among the descendants of " + s.killed + "'s JVM: " + processes);
-            }
+        // Where the time went, by the Redis clock.
+        List<TaskTransition> history = result.getRecord().getHistory();
+        TaskTransition requeued = find(history, t -> t.getFrom() == TaskState.RUNNING && t.getTo() == TaskState.QUEUED,
+                taskId, "RUNNING -> QUEUED");
+        TaskTransition running2 = history.stream()
+                .filter(t -> t.getFrom() == TaskState.ASSIGNED && t.getTo() == TaskState.RUNNING).reduce((x, y) -> y)
+                .orElseThrow();
+        s.leaseLeftMs = deadline - redisAtKill;
+        s.sinceRenewalMs = core.getTaskLease().toMillis() - s.leaseLeftMs;
+        s.reaperDelayMs = requeued.getAtMillis() - deadline;
+        s.dispatchMs = running2.getAtMillis() - requeued.getAtMillis();
+        s.redisKillToRunningMs = running2.getAtMillis() - redisAtKill;
 
-            // The kill at a random point of the heartbeat period, so that the lease left at the kill
-            // (the task lease minus the time since the last renewal) is sampled evenly.
-            Thread.sleep(ThreadLocalRandom.current().nextLong(core.getHeartbeatInterval().toMillis()));
-            List<String> time = admin.time();
-            long redisAtKill = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-            long killedAt = System.nanoTime();
-            a.kill();
-            TaskRecord held = master.getTask(taskId).orElseThrow();
-            if (held.getState() != TaskState.RUNNING || held.getAttempt() != 1) {
-                throw new IllegalStateException(taskId + " was not RUNNING its attempt 1 right after the kill: " + held);
-            }
-            long deadline = held.getDeadlineMillis();
-            long goneAt = awaitGone(processes, killedAt, taskId);
-            s.processesGoneMs = (goneAt - killedAt) / 1e6;
-
-            Seen second = events.await(mark, running(taskId, 2),
-                    core.getTaskLease().plus(START_TIMEOUT), "attempt 2 RUNNING");
-            s.seconds = (second.nanos - killedAt) / 1e9;
-            s.took = second.event.getFields().get("worker");
-            if (s.took.equals(s.killed)) {
-                throw new IllegalStateException(taskId + ": attempt 2 RUNNING on the killed worker " + s.killed);
-            }
-            if (goneAt > second.nanos) {
-                throw new IllegalStateException(taskId + ": attempt 2 started before the killed worker's processes"
-                        + " were gone");
-            }
-            JsonNode mark2 = awaitMark(taskId, Long.parseLong(second.event.getFields().get("epoch")));
-            if (mark2.path("earlier_groups_alive").size() != 0 || mark2.path("earlier_groups").size() != 1
-                    || mark2.path("earlier_groups").get(0).asLong() != mark1.path("pgid").asLong()) {
-                throw new IllegalStateException(taskId + ": attempt 2's script saw " + mark2 + " (attempt 1: " + mark1 + ")");
-            }
-
-            if (!master.task(taskId).cancel()) {
-                throw new IllegalStateException(taskId + " could not be cancelled");
-            }
-            TaskResult result = master.task(taskId).result().get(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            if (result.getState() != TaskState.CANCELLED || result.getAttempts() != 2
-                    || result.getRecord().getLeaseLosses() != 1 || !s.took.equals(result.getWorkerId())) {
-                throw new IllegalStateException(taskId + " ended " + result.getState() + " after " + result.getAttempts()
-                        + " attempts, " + result.getRecord().getLeaseLosses() + " lease losses, on "
-                        + result.getWorkerId() + "; expected CANCELLED after 2 attempts, 1 loss, on " + s.took);
-            }
-            // A requested cancel is recorded as RUNNING -> RUNNING: count the starts, from ASSIGNED.
-            List<Seen> runningEvents = events.since(mark, e -> taskId.equals(e.getTaskId()) && e.getTo() == TaskState.RUNNING
-                    && "ASSIGNED".equals(e.getFields().get("from")));
-            if (runningEvents.size() != 2) {
-                throw new IllegalStateException(taskId + " was RUNNING " + runningEvents.size() + " times: " + runningEvents);
-            }
-
-            // Where the time went, by the Redis clock.
-            List<TaskTransition> history = result.getRecord().getHistory();
-            TaskTransition requeued = find(history, t -> t.getFrom() == TaskState.RUNNING && t.getTo() == TaskState.QUEUED,
-                    taskId, "RUNNING -> QUEUED");
-            TaskTransition running2 = history.stream()
-                    .filter(t -> t.getFrom() == TaskState.ASSIGNED && t.getTo() == TaskState.RUNNING).reduce((x, y) -> y)
-                    .orElseThrow();
-            s.leaseLeftMs = deadline - redisAtKill;
-            s.sinceRenewalMs = core.getTaskLease().toMillis() - s.leaseLeftMs;
-            s.reaperDelayMs = requeued.getAtMillis() - deadline;
-            s.dispatchMs = running2.getAtMillis() - requeued.getAtMillis();
-            s.redisKillToRunningMs = running2.getAtMillis() - redisAtKill;
-
-            a.close();
-            // The restarted worker's heartbeats (hence its lease deadlines) at a random phase of the
-            // reaper's period: its restart follows a reaper pass by a nearly constant time otherwise,
-            // and every later run would see about the same reaper delay.
-            Thread.sleep(ThreadLocalRandom.current().nextLong(reapInterval.toMillis()));
-            workers.put(s.killed, startWorker(s.killed));
-            workers.get(s.killed).awaitOutput(BenchWorkerMain.STARTED, START_TIMEOUT);
-            awaitConnected(2);
-            return s;
-        }
-
-        private static Predicate<TaskEvent> running(String taskId, int attempt) {
-            return e -> taskId.equals(e.getTaskId()) && e.getTo() == TaskState.RUNNING
-                    && "ASSIGNED".equals(e.getFields().get("from"))
-                    && Integer.toString(attempt).equals(e.getFields().get("attempt"));
-        }
-
-        private static TaskTransition find(List<TaskTransition> history, Predicate<TaskTransition> which, String taskId,
-                                           String what) {
-            List<TaskTransition> found = history.stream().filter(which).toList();
-            if (found.size() != 1) {
-                throw new IllegalStateException(taskId + ": expected one " + what + " in its history, found " + history);
-            }
-            return found.get(0);
-        }
-
-        /** Waits (bounded polling) for an attempt's start mark; returns it. */
-        private JsonNode awaitMark(String taskId, long epoch) throws Exception {
-            Path file = marks.resolve(taskId + "-start-" + epoch + ".json");
-            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-            while (!Files.exists(file)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(taskId + ": no start mark of epoch " + epoch + " within " + START_TIMEOUT);
-                }
-                Thread.sleep(5);
-            }
-            return JSON.readTree(file.toFile());
-        }
-
-        /** Polls every millisecond until none of {@code pids} lives; returns the nanoTime it saw that. */
-        private static long awaitGone(List<Long> pids, long since, String taskId) throws InterruptedException {
-            long deadline = since + TimeUnit.SECONDS.toNanos(30);
-            while (pids.stream().anyMatch(ProcessTree::isAlive)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(taskId + ": the killed worker's processes " + pids
-                            + " still live 30 s after the kill");
-                }
-                Thread.sleep(1);
-            }
-            return System.nanoTime();
-        }
-
-        @Override
-        public void close() {
-            List<CompletableFuture<Void>> stopping = new ArrayList<>();
-            for (JvmProcess w : workers.values()) {
-                stopping.add(CompletableFuture.runAsync(w::close));
-            }
-            stopping.forEach(CompletableFuture::join);
-            master.close();
-            if (redis.isExternal()) {
-                LocalCluster.deleteNamespace(admin, core.getNamespace());
-            }
-            connection.close();
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            redis.close();
-        }
+        a.close();
+        // The restarted worker's heartbeats (hence its lease deadlines) at a random phase of the
+        // reaper's period: its restart follows a reaper pass by a nearly constant time otherwise,
+        // and every later run would see about the same reaper delay.
+        Thread.sleep(ThreadLocalRandom.current().nextLong(reapInterval.toMillis()));
+        nodes.restart(s.killed);
+        return s;
     }
 
-    /** A task event and when the master's listener got it. */
-    private record Seen(long nanos, TaskEvent event) {
-        @Override
-        public String toString() {
-            return event.toString();
+    private static TaskTransition find(List<TaskTransition> history, Predicate<TaskTransition> which, String taskId,
+                                       String what) {
+        List<TaskTransition> found = history.stream().filter(which).toList();
+        if (found.size() != 1) {
+            throw new IllegalStateException(taskId + ": expected one " + what + " in its history, found " + history);
         }
-    }
-
-    /** Every task event the master's listener gets, with its arrival time; waits for one by polling. */
-    private static final class Events implements Consumer<TaskEvent> {
-        private final List<Seen> seen = new ArrayList<>();
-
-        @Override
-        public void accept(TaskEvent event) {
-            long now = System.nanoTime();
-            if (event.getKind() == TaskEvent.Kind.TASK) {
-                synchronized (seen) {
-                    seen.add(new Seen(now, event));
-                }
-            }
-        }
-
-        int size() {
-            synchronized (seen) {
-                return seen.size();
-            }
-        }
-
-        List<Seen> since(int from, Predicate<TaskEvent> which) {
-            synchronized (seen) {
-                return seen.subList(from, seen.size()).stream().filter(s -> which.test(s.event)).toList();
-            }
-        }
-
-        /**
-         * Waits for the first event from index {@code from} on that matches. Polls every
-         * millisecond; the arrival time was taken by the listener, so polling adds nothing to it.
-         */
-        Seen await(int from, Predicate<TaskEvent> which, Duration timeout, String what) throws InterruptedException {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (true) {
-                Optional<Seen> found = since(from, which).stream().findFirst();
-                if (found.isPresent()) {
-                    return found.get();
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("no event '" + what + "' within " + timeout);
-                }
-                Thread.sleep(1);
-            }
-        }
+        return found.get(0);
     }
 }
