@@ -12,8 +12,9 @@ import java.util.Map;
 /**
  * How a task ended: its final state, exit code, final metrics, where its last attempt ran, and
  * what of it is in the artifact store as the task ended: the latest committed checkpoint and each
- * attempt's outputs record (whether its run directory's files are all stored, the manifest's key;
- * an upload still running is {@code PENDING} here, {@link TaskHandle#artifacts()} reads it again).
+ * attempt's outputs record (whether its run directory's files are all stored, the manifest's key).
+ * The outputs upload begins just after the end is recorded, so the last attempt's record may be
+ * missing or {@code PENDING} here; {@link TaskHandle#artifacts()} reads them again.
  * The code each attempt ran is not part of it: {@link TaskHandle#provenance()} reads it.
  * Immutable and thread-safe.
  */
