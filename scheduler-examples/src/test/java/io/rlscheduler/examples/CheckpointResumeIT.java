@@ -22,6 +22,7 @@ import io.rlscheduler.master.TaskSpec;
 import io.rlscheduler.store.ArtifactNotFoundException;
 import io.rlscheduler.store.ArtifactStore;
 import io.rlscheduler.store.DirectoryStore;
+import io.rlscheduler.store.DirectoryStoreOutage;
 import io.rlscheduler.store.RunLayout;
 import io.rlscheduler.store.StoredObject;
 import io.rlscheduler.store.s3.S3ProxyServer;
@@ -254,9 +255,7 @@ class CheckpointResumeIT {
         TaskHandle run = master.submit(train("down-1", 1500, 10, 0.01));
         await().atMost(WAIT).until(() -> newestEpisode("down-1") >= 20);
         // The store's directory for new objects replaced by a file: every put fails.
-        Path incoming = directory.getRoot().resolve(DirectoryStore.INCOMING);
-        Files.delete(incoming);
-        Files.writeString(incoming, "not a directory");
+        DirectoryStoreOutage.begin(directory);
         int committedBefore = committed("down-1").size();
         List<Artifact> listedBefore = master.task("down-1").artifacts().list(Artifact.Kind.CHECKPOINT);
         String newestBefore = committed("down-1").get(0).id();
@@ -265,8 +264,7 @@ class CheckpointResumeIT {
         assertThat(committed("down-1")).hasSize(committedBefore);
         assertThat(run.getRecord().getState()).isEqualTo(TaskState.RUNNING);
 
-        Files.delete(incoming);
-        Files.createDirectory(incoming);
+        DirectoryStoreOutage.end(directory);
         await().atMost(WAIT).until(() -> !committed("down-1").get(0).id().equals(newestBefore));
         TaskResult result = run.result().get(90, TimeUnit.SECONDS);
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);

@@ -13,6 +13,7 @@ import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
 import io.rlscheduler.store.DirectoryStore;
+import io.rlscheduler.store.DirectoryStoreOutage;
 import io.rlscheduler.store.RunLayout;
 import io.rlscheduler.store.StoredObject;
 import io.rlscheduler.testkit.JvmProcess;
@@ -179,9 +180,7 @@ class OutputsIT {
     void whileTheStoreIsDownTheTaskEndsAtOnceAndItsOutputsArePendingUntilTheStoreIsBack() throws Exception {
         worker("wa", ArtifactOptions.builder().retryBackoff(Duration.ofMillis(100), Duration.ofMillis(400)).build());
         // The store's directory for new objects replaced by a file: every put fails.
-        Path incoming = store.getRoot().resolve(DirectoryStore.INCOMING);
-        Files.delete(incoming);
-        Files.writeString(incoming, "not a directory");
+        DirectoryStoreOutage.begin(store);
 
         TaskResult result = cluster.master.submit(outputs("down-1").arg("--training").build()).result().get(60, TimeUnit.SECONDS);
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
@@ -193,8 +192,7 @@ class OutputsIT {
         assertThat(pending.getFiles()).isEqualTo(4);
         assertThat(storedPaths("down-1", 1)).isEmpty();
 
-        Files.delete(incoming);
-        Files.createDirectory(incoming);
+        DirectoryStoreOutage.end(store);
         AttemptOutputs o = storedTrainingOutputs("down-1");
         assertThat(o.getState()).isEqualTo(OutputsState.COMPLETE);
         assertThat(o.getError()).isEmpty();

@@ -16,6 +16,7 @@ import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.core.internal.TaskDefinition;
 import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.store.DirectoryStore;
+import io.rlscheduler.store.DirectoryStoreOutage;
 import io.rlscheduler.store.RunLayout;
 import io.rlscheduler.store.StoredObject;
 import io.rlscheduler.testkit.RedisExtension;
@@ -172,9 +173,7 @@ class OutputsUploaderIT {
         TaskLease lease = running();
         Files.writeString(runDir.resolve("out.txt"), "x");
         join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, "", null));
-        Path incoming = store.getRoot().resolve(DirectoryStore.INCOMING);
-        Files.delete(incoming);
-        Files.writeString(incoming, "not a directory");
+        DirectoryStoreOutage.begin(store);
 
         CompletableFuture<OutputsState> done = uploader.upload(lease, 1, runDir, true);
         await().atMost(WAIT).until(() -> !records().isEmpty() && records().get(0).getError().startsWith("waiting for the artifact store"));
@@ -183,8 +182,7 @@ class OutputsUploaderIT {
         assertThat(pending.getFiles()).isEqualTo(1);
         assertThat(done).isNotDone();
 
-        Files.delete(incoming);
-        Files.createDirectory(incoming);
+        DirectoryStoreOutage.end(store);
         assertThat(done.get(20, TimeUnit.SECONDS)).isEqualTo(OutputsState.COMPLETE);
         assertThat(records().get(0).getError()).isEmpty();
         assertThat(storedPaths()).containsExactly("out.txt");
@@ -194,13 +192,10 @@ class OutputsUploaderIT {
     void aSecondUploadOfTheSameAttemptWhileTheFirstIsUnderWayDoesNothing() throws Exception {
         TaskLease lease = running();
         Files.writeString(runDir.resolve("out.txt"), "x");
-        Path incoming = store.getRoot().resolve(DirectoryStore.INCOMING);
-        Files.delete(incoming);
-        Files.writeString(incoming, "not a directory");
+        DirectoryStoreOutage.begin(store);
         CompletableFuture<OutputsState> first = uploader.upload(lease, 1, runDir, false);
         assertThat(uploader.upload(lease, 1, runDir, false).get(20, TimeUnit.SECONDS)).isNull();
-        Files.delete(incoming);
-        Files.createDirectory(incoming);
+        DirectoryStoreOutage.end(store);
         assertThat(first.get(20, TimeUnit.SECONDS)).isEqualTo(OutputsState.COMPLETE);
     }
 
