@@ -44,7 +44,7 @@ public final class DirectoryStore implements ArtifactStore {
     public static final String INCOMING = ".incoming";
 
     private static final int BUFFER = 1 << 20;
-    private static final ThreadLocal<ByteBuffer> BUFFERS = ThreadLocal.withInitial(() -> ByteBuffer.allocate(BUFFER));
+    private static final ThreadLocal<ByteBuffer> BUFFERS = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BUFFER));
 
     private final Path root;
     private final Path incoming;
@@ -183,7 +183,8 @@ public final class DirectoryStore implements ArtifactStore {
                 return size;
             }
             buffer.flip();
-            digest.update(buffer.array(), 0, n);
+            digest.update(buffer);
+            buffer.flip();
             writeFully(out, buffer);
             size += n;
         }

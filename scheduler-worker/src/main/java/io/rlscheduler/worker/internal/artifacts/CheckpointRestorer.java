@@ -303,10 +303,10 @@ public final class CheckpointRestorer {
 
     static String sha256Of(Path file) throws IOException {
         MessageDigest d = sha256();
-        ByteBuffer buffer = ByteBuffer.allocate(1 << 20);
+        ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20);
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             while (in.read(buffer.clear()) >= 0) {
-                d.update(buffer.array(), 0, buffer.position());
+                d.update(buffer.flip());
             }
         }
         return HexFormat.of().formatHex(d.digest());
