@@ -32,12 +32,13 @@ public final class HealthSnapshot {
     private final int logUploadsPending;
     private final long logUploadsRefused;
     private final List<WorkerUsage> connectedWorkerUsage;
+    private final HolderRefusals holderRefusals;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
-                   List<WorkerUsage> connectedWorkerUsage) {
+                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -65,6 +66,7 @@ public final class HealthSnapshot {
         this.logUploadsPending = logUploadsPending;
         this.logUploadsRefused = logUploadsRefused;
         this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
+        this.holderRefusals = holderRefusals;
     }
 
     /** Returns this master's id. */
@@ -146,6 +148,12 @@ public final class HealthSnapshot {
      */
     public List<WorkerUsage> getWorkerUsage() { return connectedWorkerUsage; }
 
+    /**
+     * Returns the workers' task-scoped frames refused since start because the sender did not
+     * hold their attempt, by reason, and the connections closed for them.
+     */
+    public HolderRefusals getHolderRefusals() { return holderRefusals; }
+
     @Override
     public String toString() {
         return "HealthSnapshot{master=" + masterId + ", leader=" + leader + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
@@ -155,6 +163,7 @@ public final class HealthSnapshot {
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
                 + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
-                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", workerUsage=" + connectedWorkerUsage + '}';
+                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", workerUsage=" + connectedWorkerUsage
+                + ", holderRefusals=" + holderRefusals + '}';
     }
 }

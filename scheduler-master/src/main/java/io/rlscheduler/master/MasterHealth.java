@@ -7,6 +7,7 @@ import io.rlscheduler.core.WorkerState;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.master.internal.Dispatcher;
+import io.rlscheduler.master.internal.HolderStats;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.RpcServer;
@@ -39,9 +40,11 @@ final class MasterHealth {
     private final Reaper reaper;
     private final TaskWatcher watcher;
     private final TaskLogManager logs;
+    private final HolderStats holderStats;
 
     MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
-                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs) {
+                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HolderStats holderStats) {
+        this.holderStats = holderStats;
         this.masterId = masterId;
         this.core = core;
         this.registry = registry;
@@ -76,7 +79,8 @@ final class MasterHealth {
                 await.await(running).getTotal(), rpc.eventLoops(), rpc.pendingEventLoopTasks(),
                 dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
                 load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), uploads.pending(),
-                uploads.refused(), usage());
+                uploads.refused(), usage(), new HolderRefusals(holderStats.notHolder(), holderStats.stale(),
+                        holderStats.unknownTask(), holderStats.disconnects()));
     }
 
     /** What the connected workers' last heartbeats said of their machines, by worker id. */

@@ -23,7 +23,9 @@ import io.rlscheduler.core.internal.SharedClientResources;
 import io.rlscheduler.core.internal.SubmitResult;
 import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.core.internal.Lifecycle;
+import io.rlscheduler.master.internal.AttemptHolders;
 import io.rlscheduler.master.internal.Dispatcher;
+import io.rlscheduler.master.internal.HolderStats;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.RpcServer;
@@ -159,11 +161,18 @@ public final class SchedulerMaster implements AutoCloseable {
                             closeWorkerConnections();
                         }
                     });
-            dispatcher = new Dispatcher(core, elector::current, registry, logs::openAll, options.getDispatchBatch());
+            AttemptHolders holders = new AttemptHolders(core.holders()::of);
+            HolderStats holderStats = new HolderStats();
+            dispatcher = new Dispatcher(core, elector::current, registry, logs::openAll, options.getDispatchBatch(), holders);
             watcher = new TaskWatcher(core, dispatcher, logs, elector::isLeader);
+            watcher.addListener(event -> {
+                if (event.getTo() != null && event.getTo().isTerminal()) {
+                    holders.ended(event.getTaskId());
+                }
+            });
             watcher.start();
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
-                    options.getHandshakeTimeout().toMillis(), elector::current);
+                    options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats);
             rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
                     options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
@@ -172,7 +181,8 @@ public final class SchedulerMaster implements AutoCloseable {
                 return t;
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
-            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs);
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats);
+            timers.scheduleWithFixedDelay(holders::sweep, 1, 1, TimeUnit.MINUTES);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
             elector.elect();

@@ -7,7 +7,13 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.lettuce.core.RedisClient;
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.internal.Assignment;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.core.internal.TaskDefinition;
+import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.protocol.Challenge;
 import io.rlscheduler.protocol.ErrorCode;
 import io.rlscheduler.protocol.ErrorReply;
@@ -35,6 +41,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
@@ -64,9 +71,13 @@ class MasterHandshakeIT {
 
     private SchedulerMaster master;
     private EventLoopGroup group;
+    private RedisClient redisClient;
+    private LeaseCore core;
 
     @BeforeEach
     void start(TestRedis redis, RedisNamespace ns) {
+        redisClient = RedisClient.create(redis.getUri());
+        core = LeaseCore.create(redisClient, CoreOptions.builder().namespace(ns.name()).build());
         master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
                 .coreOptions(CoreOptions.builder().namespace(ns.name()).build()).logDirectory(dir.resolve("logs"))
                 .handshakeTimeout(Duration.ofSeconds(2)).build().start();
@@ -77,6 +88,27 @@ class MasterHandshakeIT {
     void stop() {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         master.close();
+        core.close();
+        redisClient.shutdown();
+    }
+
+    /**
+     * Makes worker w1 (session s-1, as the test clients say) hold a new task, claimed before it
+     * connects (so this master learns the holder from the record); returns the attempt's epoch.
+     */
+    private long hold(String taskId) throws Exception {
+        core.register(new WorkerRegistration("w1", "s-1", Map.of(), 4, 0, List.of())).get(10, TimeUnit.SECONDS);
+        core.submit(TaskDefinition.builder(taskId).build()).get(10, TimeUnit.SECONDS);
+        Assignment a = core.claim("w1", "s-1", 1, "claim-" + taskId).get(10, TimeUnit.SECONDS).getAssignments().get(0);
+        assertThat(a.getTaskId()).isEqualTo(taskId);
+        core.acknowledge(new TaskLease(taskId, a.getEpoch()), "w1", "s-1").get(10, TimeUnit.SECONDS);
+        return a.getEpoch();
+    }
+
+    /** The first lines of a held task's log: its trace id and its first attempt's marker. */
+    private List<String> header(String taskId, long epoch) {
+        return List.of("TRACE_ID:" + master.getTask(taskId).orElseThrow().getTraceId(),
+                "##RLS_ATTEMPT attempt=1 epoch=" + epoch);
     }
 
     @Test
@@ -155,9 +187,10 @@ class MasterHandshakeIT {
 
     @Test
     void malformedLogChunkIsRefusedWithATypedErrorAndWritesNothing() throws Exception {
+        long epoch = hold("t-chunk");
         Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
         await().atMost(Duration.ofSeconds(10)).until(() -> c.received.stream().anyMatch(m -> m instanceof HelloAccepted));
-        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunk").setEpoch(1)
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunk").setEpoch(epoch)
                 .addChunks(LogChunk.newBuilder().setFirstSequence(1).setText(ByteString.copyFromUtf8("no LF at the end")))
                 .build());
         await().atMost(Duration.ofSeconds(5)).until(() -> c.received.stream().anyMatch(m -> m instanceof ErrorReply));
@@ -188,23 +221,24 @@ class MasterHandshakeIT {
 
     @Test
     void logChunksAreWrittenAndAcknowledgedAndLinesAlreadyWrittenAreSkipped() throws Exception {
+        long epoch = hold("t-chunks");
         Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
         HelloAccepted accepted = awaitAccepted(c);
         assertThat(accepted.getProtocolMinor()).isEqualTo(FrameFormat.MINOR_VERSION);
         assertThat(((Challenge) c.received.get(0)).getProtocolMinor()).isEqualTo(FrameFormat.MINOR_VERSION);
 
-        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunks").setEpoch(3)
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunks").setEpoch(epoch)
                 .addChunks(chunk(1, LogStream.LOG_STREAM_STDOUT, "first\nleft\rright\n"))
                 .addChunks(chunk(3, LogStream.LOG_STREAM_STDERR, "caf\u00e9 \u4e2d\u6587 \u2713\n"))
                 .build());
         awaitLogAck(c, "t-chunks", 3);
         Path file = dir.resolve("logs").resolve("t-chunks.log");
-        List<String> expected = List.of("TRACE_ID:unknown", "##RLS_ATTEMPT attempt=0 epoch=3", "first", "left right",
-                "caf\u00e9 \u4e2d\u6587 \u2713");
+        List<String> expected = java.util.stream.Stream.concat(header("t-chunks", epoch).stream(),
+                java.util.stream.Stream.of("first", "left right", "caf\u00e9 \u4e2d\u6587 \u2713")).toList();
         assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactlyElementsOf(expected);
 
         // Resent after a reconnect: the lines the master has are skipped.
-        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunks").setEpoch(3)
+        c.channel.writeAndFlush(LogBatch.newBuilder().setTaskId("t-chunks").setEpoch(epoch)
                 .addChunks(chunk(3, LogStream.LOG_STREAM_STDERR, "caf\u00e9 \u4e2d\u6587 \u2713\n"))
                 .addChunks(chunk(4, LogStream.LOG_STREAM_STDOUT, "fourth\n"))
                 .build());
@@ -219,34 +253,35 @@ class MasterHandshakeIT {
     void batchBeyondAGapIsAnsweredWithOneResendRequestPerAcknowledgedLine() throws Exception {
         // Acknowledging the old value alone would leave a worker on a live connection waiting for
         // a reconnect that never comes, and the attempt's log would stall.
+        long epoch = hold("t-gap");
         Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
         awaitAccepted(c);
-        c.channel.writeAndFlush(chunkBatch("t-gap", 1, "one\ntwo\n"));
+        c.channel.writeAndFlush(chunkBatch("t-gap", epoch, 1, "one\ntwo\n"));
         awaitLogAck(c, "t-gap", 2);
         assertThat(logAcks(c, "t-gap")).noneMatch(LogAck::getResend);
 
         // Lines 3 and 4 never arrived: the batch at 5 asks for them.
-        c.channel.writeAndFlush(chunkBatch("t-gap", 5, "five\n"));
+        c.channel.writeAndFlush(chunkBatch("t-gap", epoch, 5, "five\n"));
         await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap").size() == 2);
         assertThat(logAcks(c, "t-gap").get(1)).satisfies(ack -> {
             assertThat(ack.getAckedSequence()).isEqualTo(2);
             assertThat(ack.getResend()).isTrue();
         });
         // A batch beyond the same gap, sent before the worker saw the request: no second request.
-        c.channel.writeAndFlush(chunkBatch("t-gap", 6, "six\n"));
+        c.channel.writeAndFlush(chunkBatch("t-gap", epoch, 6, "six\n"));
         await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap").size() == 3);
         assertThat(logAcks(c, "t-gap").get(2)).satisfies(ack -> {
             assertThat(ack.getAckedSequence()).isEqualTo(2);
             assertThat(ack.getResend()).isFalse();
         });
         // The resend fills the gap; the lines already on their way come again and are skipped.
-        c.channel.writeAndFlush(chunkBatch("t-gap", 3, "three\nfour\nfive\nsix\n"));
+        c.channel.writeAndFlush(chunkBatch("t-gap", epoch, 3, "three\nfour\nfive\nsix\n"));
         awaitLogAck(c, "t-gap", 6);
         Path file = dir.resolve("logs").resolve("t-gap.log");
-        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactly("TRACE_ID:unknown",
-                "##RLS_ATTEMPT attempt=0 epoch=4", "one", "two", "three", "four", "five", "six");
+        assertThat(Files.readAllLines(file, StandardCharsets.UTF_8)).containsExactlyElementsOf(java.util.stream.Stream.concat(
+                header("t-gap", epoch).stream(), java.util.stream.Stream.of("one", "two", "three", "four", "five", "six")).toList());
         // A new gap later is asked for again.
-        c.channel.writeAndFlush(chunkBatch("t-gap", 9, "nine\n"));
+        c.channel.writeAndFlush(chunkBatch("t-gap", epoch, 9, "nine\n"));
         await().atMost(Duration.ofSeconds(5)).until(() -> logAcks(c, "t-gap").size() == 5);
         assertThat(logAcks(c, "t-gap").get(4)).satisfies(ack -> {
             assertThat(ack.getAckedSequence()).isEqualTo(6);
@@ -258,10 +293,11 @@ class MasterHandshakeIT {
     @Test
     void aBatchThatCannotBeWrittenIsAskedForAgainUntilItIs() throws Exception {
         // The task's log path is a directory: every write of it fails, as on a full disk.
+        long epoch = hold("t-fail");
         Path blocked = Files.createDirectories(dir.resolve("logs").resolve("t-fail.log"));
         Client c = connect((ctx, challenge) -> ctx.writeAndFlush(hello(challenge, SECRET, "w1")));
         awaitAccepted(c);
-        c.channel.writeAndFlush(chunkBatch("t-fail", 1, "one\ntwo\n"));
+        c.channel.writeAndFlush(chunkBatch("t-fail", epoch, 1, "one\ntwo\n"));
         await().atMost(Duration.ofSeconds(10)).until(() -> !logAcks(c, "t-fail").isEmpty());
         assertThat(logAcks(c, "t-fail")).singleElement().satisfies(ack -> {
             assertThat(ack.getResend()).isTrue();
@@ -269,15 +305,11 @@ class MasterHandshakeIT {
         });
         // Room again: the resent batch is written and acknowledged.
         Files.delete(blocked);
-        c.channel.writeAndFlush(chunkBatch("t-fail", 1, "one\ntwo\n"));
+        c.channel.writeAndFlush(chunkBatch("t-fail", epoch, 1, "one\ntwo\n"));
         awaitLogAck(c, "t-fail", 2);
-        assertThat(Files.readAllLines(blocked, StandardCharsets.UTF_8)).containsExactly("TRACE_ID:unknown",
-                "##RLS_ATTEMPT attempt=0 epoch=4", "one", "two");
+        assertThat(Files.readAllLines(blocked, StandardCharsets.UTF_8)).containsExactlyElementsOf(java.util.stream.Stream.concat(
+                header("t-fail", epoch).stream(), java.util.stream.Stream.of("one", "two")).toList());
         assertThat(c.channel.isActive()).isTrue();
-    }
-
-    private static LogBatch chunkBatch(String taskId, long first, String text) {
-        return chunkBatch(taskId, 4, first, text);
     }
 
     private static LogBatch chunkBatch(String taskId, long epoch, long first, String text) {

@@ -105,6 +105,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ScriptBatcher<String[]> finishes;
     private final ArtifactRecords artifacts;
     private final ProvenanceRecords provenance;
+    private final HolderReads holders;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -128,6 +129,7 @@ public final class LeaseCore implements AutoCloseable {
         this.finishes = new ScriptBatcher<>("finish", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runFinishes, Replies::parse);
         this.artifacts = new ArtifactRecords(redis, keys);
         this.provenance = new ProvenanceRecords(redis, keys);
+        this.holders = new HolderReads(redis, keys, connection.getTimeout());
     }
 
     /**
@@ -149,6 +151,11 @@ public final class LeaseCore implements AutoCloseable {
     /** Returns the provenance of attempts (what each ran), on this core's connection. */
     public ProvenanceRecords provenance() {
         return provenance;
+    }
+
+    /** Returns the reads of who holds a task's current attempt, on this core's connection. */
+    public HolderReads holders() {
+        return holders;
     }
 
     /** Returns the Redis side of run artifacts (checkpoints, the store's location), on this core's connection. */

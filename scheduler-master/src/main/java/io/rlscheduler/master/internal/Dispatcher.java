@@ -50,6 +50,7 @@ public final class Dispatcher {
     /** Workers per claim script run. */
     static final int CLAIM_CHUNK = 64;
 
+    private final AttemptHolders holders;
     private final LeaseCore core;
     private final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
     private final WorkerRegistry registry;
@@ -85,6 +86,13 @@ public final class Dispatcher {
      */
     public Dispatcher(LeaseCore core, java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
                       WorkerRegistry registry, LogOpener logs, int batchSize) {
+        this(core, leadership, registry, logs, batchSize, new AttemptHolders(core.holders()::of));
+    }
+
+    /** As above, recording each assignment it sends in {@code holders}. */
+    public Dispatcher(LeaseCore core, java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
+                      WorkerRegistry registry, LogOpener logs, int batchSize, AttemptHolders holders) {
+        this.holders = holders;
         this.core = core;
         this.leadership = leadership;
         this.registry = registry;
@@ -392,6 +400,7 @@ public final class Dispatcher {
         for (Assignment a : result.getAssignments()) {
             try {
                 ExecuteTask msg = SpecReader.executeTask(a);
+                holders.assigned(a.getTaskId(), a.getEpoch(), worker.getWorkerId(), worker.getSessionId());
                 starts.add(new TaskLogManager.AttemptStart(a.getTaskId(), msg.getTraceId(), a.getEpoch(), a.getAttempt()));
                 batch.add(msg);
             } catch (java.io.IOException | RuntimeException e) {

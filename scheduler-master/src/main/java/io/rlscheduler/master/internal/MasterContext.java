@@ -14,11 +14,16 @@ public final class MasterContext {
     final TaskLogManager logs;
     final long handshakeTimeoutMillis;
     final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
+    final AttemptHolders holders;
+    final HolderStats holderStats;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
-                         java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership) {
+                         java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
+                         AttemptHolders holders, HolderStats holderStats) {
         this.leadership = leadership;
+        this.holders = holders;
+        this.holderStats = holderStats;
         this.masterId = masterId;
         this.secret = secret.clone();
         this.coreOptions = coreOptions;

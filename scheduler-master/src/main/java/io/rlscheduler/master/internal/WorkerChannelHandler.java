@@ -41,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * {@code NOT_AUTHENTICATED}), logged with the peer, and the connection closed. The worker never
  * enters the registry. After acceptance it answers heartbeats, keeping the last on the worker's
  * {@link ConnectedWorker} (for health), and hands log batches to the log manager (acknowledging
- * what is written). How an attempt ended it learns from Redis, not from the worker
- * ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are
+ * what is written) once {@link TaskFrameGate} found the worker's session holds their attempt,
+ * as it checks the worker's acknowledgements: a frame of another's attempt writes nothing. How
+ * an attempt ended it learns from Redis, not from the worker ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are
  * asynchronous.
  *
  * <p>When the log manager lacks lines the worker sent (a batch began beyond its next line, or a
@@ -75,6 +76,8 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     /** Attempts whose writes failed: the delay before the next resend, until a write succeeds. */
     private final Map<String, Long> resendDelay = new ConcurrentHashMap<>();
     private ConnectedWorker worker;
+    /** Checks task-scoped frames against the attempts' holders; made once the worker is accepted. */
+    private TaskFrameGate gate;
     private ScheduledFuture<?> handshakeTimeout;
 
     public WorkerChannelHandler(MasterContext context) {
@@ -138,10 +141,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         } else if (msg instanceof LogBatch batch) {
             onLogBatch(ctx, batch);
         } else if (msg instanceof ExecuteTaskAck ack) {
-            if (!ack.getAccepted()) {
-                log.warn("worker {} refused task {} epoch {}: {} {}", worker.getWorkerId(), ack.getTaskId(),
-                        ack.getEpoch(), ack.getErrorCode(), ack.getMessage());
-            }
+            onExecuteTaskAck(ack);
         } else if (msg instanceof ErrorReply error) {
             log.warn("worker {} reported an error: {} {}", worker.getWorkerId(), error.getCode(), error.getMessage());
         } else {
@@ -181,6 +181,8 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         }
         handshakeTimeout.cancel(false);
         worker = new ConnectedWorker(hello.getWorkerId(), hello.getSessionId(), hello.getLabelsMap(), ctx.channel());
+        gate = new TaskFrameGate(context.holders, context.holderStats, ctx.channel(), worker.getWorkerId(),
+                worker.getSessionId());
         ConnectedWorker previous = context.registry.add(worker);
         if (previous != null && previous.getChannel() != ctx.channel()) {
             log.info("worker {} reconnected; closing its previous connection {}", worker.getWorkerId(),
@@ -226,6 +228,29 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                 .addListener(ChannelFutureListener.CLOSE);
     }
 
+    /** An acknowledgement changes nothing here (the worker records it in Redis): checked, and logged when a refusal. */
+    private void onExecuteTaskAck(ExecuteTaskAck ack) {
+        if (!TaskIds.isValid(ack.getTaskId())) {
+            worker.getChannel().writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
+                    .setMessage("invalid task id").setOffendingType(MessageType.EXECUTE_TASK_ACK.getCode()).build());
+            return;
+        }
+        gate.admit(ack.getTaskId(), ack.getEpoch(), MessageType.EXECUTE_TASK_ACK, new TaskFrameGate.Admitted() {
+            @Override
+            public void run() {
+                if (!ack.getAccepted()) {
+                    log.warn("worker {} refused task {} epoch {}: {} {}", worker.getWorkerId(), ack.getTaskId(),
+                            ack.getEpoch(), ack.getErrorCode(), ack.getMessage());
+                }
+            }
+
+            @Override
+            public void unchecked(Throwable why) {
+                log.debug("cannot check who holds task {}: {}", ack.getTaskId(), why.toString());
+            }
+        });
+    }
+
     private void onLogBatch(ChannelHandlerContext ctx, LogBatch batch) {
         if (!TaskIds.isValid(batch.getTaskId())) {
             ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
@@ -239,6 +264,23 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     .setEpoch(batch.getEpoch()).setOffendingType(MessageType.LOG_BATCH.getCode()).build());
             return;
         }
+        gate.admit(batch.getTaskId(), batch.getEpoch(), MessageType.LOG_BATCH, new TaskFrameGate.Admitted() {
+            @Override
+            public void run() {
+                write(ctx, batch);
+            }
+
+            @Override
+            public void unchecked(Throwable why) {
+                log.warn("cannot check who holds task {}: {}; its lines are asked for again later", batch.getTaskId(),
+                        why.toString());
+                resendLater(ctx, batch.getTaskId(), batch.getEpoch());
+            }
+        });
+    }
+
+    /** Writes a batch of an attempt the worker holds, and answers what was written. */
+    private void write(ChannelHandlerContext ctx, LogBatch batch) {
         CompletableFuture<TaskLogManager.Written> written = context.logs.write(batch.getTaskId(), batch.getEpoch(),
                 batch.getAcknowledged(), batch.getChunksList());
         written.whenComplete((result, error) -> {

@@ -53,7 +53,8 @@ class HandshakeLeadershipIT {
             WorkerRegistry registry = new WorkerRegistry();
             Dispatcher dispatcher = new Dispatcher(core, () -> null, registry, starts -> { }, 16);
             MasterContext context = new MasterContext("m1", SECRET, options, registry, dispatcher, logs, 10_000,
-                    () -> looks.getAndIncrement() == 0 ? self : other);
+                    () -> looks.getAndIncrement() == 0 ? self : other, new AttemptHolders(core.holders()::of),
+                    new HolderStats());
             EmbeddedChannel channel = new EmbeddedChannel(new WorkerChannelHandler(context));
             Challenge challenge = channel.readOutbound();
             ByteString clientNonce = HandshakeProof.newNonce();

@@ -57,14 +57,19 @@ public final class MessageRouter implements MasterLink.Listener {
 
     private void onError(ErrorReply error) {
         Attempt a = attempts.find(error.getTaskId(), error.getEpoch());
-        if (a != null && error.getCode() == ErrorCode.ERROR_CODE_STALE_EPOCH
-                && error.getOffendingType() == MessageType.LOG_BATCH.getCode()) {
+        if (a != null && refusesLines(error.getCode()) && error.getOffendingType() == MessageType.LOG_BATCH.getCode()) {
             shipper.refused(a);
             forgetIfDelivered(a);
         } else {
             log.warn("master reported {}: {} (task {} epoch {})", error.getCode(), error.getMessage(),
                     error.getTaskId(), error.getEpoch());
         }
+    }
+
+    /** Whether the master answered that it takes no more lines of the attempt (it is not, or no longer, this worker's). */
+    private static boolean refusesLines(ErrorCode code) {
+        return code == ErrorCode.ERROR_CODE_STALE_EPOCH || code == ErrorCode.ERROR_CODE_NOT_HOLDER
+                || code == ErrorCode.ERROR_CODE_UNKNOWN_TASK;
     }
 
     private void forgetIfDelivered(Attempt attempt) {
