@@ -28,6 +28,8 @@ import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.MasterContext;
+import io.rlscheduler.master.internal.OpenAttemptIndex;
+import io.rlscheduler.master.internal.WorkerLimits;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
@@ -144,9 +146,13 @@ public final class SchedulerMaster implements AutoCloseable {
             store.publish(core.artifacts(), this::await, masterId);
             // An attempt's missing last lines are waited for as long as a worker cut off from the
             // masters keeps running its task: twice the task lease.
+            WorkerLimits workerLimits = new WorkerLimits(options.getWorkerInboundRate(), options.getWorkerInboundBurst(),
+                    options.getMaxOpenAttemptsPerWorker(), options.getOpenAttemptTimeout(), options.getWorkerIdleTimeout());
+            OpenAttemptIndex openAttempts = new OpenAttemptIndex(workerLimits);
             logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults()
-                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core), store.get(),
-                    this::isLeader);
+                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2))
+                    .withMaxLogBytes(options.getMaxLogBytesPerTask()), new TaskRecordLookup(core), store.get(),
+                    this::isLeader, new TaskLogEvents(openAttempts, core.artifacts()));
             elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
                     new LeaderElector.Listener() {
                         @Override
@@ -163,7 +169,7 @@ public final class SchedulerMaster implements AutoCloseable {
             watcher = new TaskWatcher(core, dispatcher, logs, elector::isLeader);
             watcher.start();
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
-                    options.getHandshakeTimeout().toMillis(), elector::current);
+                    options.getHandshakeTimeout().toMillis(), elector::current, workerLimits, openAttempts);
             rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
                     options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
@@ -172,7 +178,8 @@ public final class SchedulerMaster implements AutoCloseable {
                 return t;
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
-            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs);
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs,
+                    workerLimits);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
             elector.elect();

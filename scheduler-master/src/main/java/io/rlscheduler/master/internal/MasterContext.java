@@ -14,10 +14,21 @@ public final class MasterContext {
     final TaskLogManager logs;
     final long handshakeTimeoutMillis;
     final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
+    final WorkerLimits limits;
+    final OpenAttemptIndex openAttempts;
 
+    /** A context whose authenticated workers meet no limit ({@link WorkerLimits#NONE}). */
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
                          java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership) {
+        this(masterId, secret, coreOptions, registry, dispatcher, logs, handshakeTimeoutMillis, leadership,
+                WorkerLimits.NONE, new OpenAttemptIndex(WorkerLimits.NONE));
+    }
+
+    public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
+                         Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
+                         java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
+                         WorkerLimits limits, OpenAttemptIndex openAttempts) {
         this.leadership = leadership;
         this.masterId = masterId;
         this.secret = secret.clone();
@@ -26,5 +37,7 @@ public final class MasterContext {
         this.dispatcher = dispatcher;
         this.logs = logs;
         this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+        this.limits = limits;
+        this.openAttempts = openAttempts;
     }
 }
