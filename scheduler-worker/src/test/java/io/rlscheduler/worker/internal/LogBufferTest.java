@@ -156,4 +156,24 @@ class LogBufferTest {
         assertThat(buffer.nextBatch(100, 1 << 20)).isEmpty();
         assertThat(buffer.isFullyAcked()).isTrue();
     }
+
+    @Test
+    void aCutDropsWhatWaitsReleasesABlockedReaderAndCountsLaterLinesWithoutKeepingThem() throws Exception {
+        LogBuffer buffer = new LogBuffer("t", 7, 3);
+        add(buffer, 3);
+        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+
+        buffer.cut();
+        await().atMost(Duration.ofSeconds(5)).until(blocked::isDone);
+        assertThat(buffer.isCut()).isTrue();
+        assertThat(buffer.nextBatch(100, 1 << 20)).as("nothing is sent any more").isEmpty();
+        assertThat(buffer.pending()).isZero();
+        buffer.add(LogStream.LOG_STREAM_STDOUT, "later");
+        assertThat(buffer.getLastSequence()).as("the attempt's end still names its last line").isEqualTo(6);
+        assertThat(buffer.droppedAfterCut()).isEqualTo(3);
+        assertThat(buffer.isFullyAcked()).isTrue();
+        buffer.resend();
+        assertThat(buffer.nextBatch(100, 1 << 20)).as("a reconnect resends nothing").isEmpty();
+    }
 }
