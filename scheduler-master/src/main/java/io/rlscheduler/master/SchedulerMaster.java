@@ -707,6 +707,42 @@ public final class SchedulerMaster implements AutoCloseable {
             return this;
         }
 
+        /** See {@link MasterOptions.Builder#workerInboundRate}. */
+        public Builder workerInboundRate(long bytesPerSecond) {
+            options.workerInboundRate(bytesPerSecond);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerInboundBurst}. */
+        public Builder workerInboundBurst(long bytes) {
+            options.workerInboundBurst(bytes);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#maxOpenAttemptsPerWorker}. */
+        public Builder maxOpenAttemptsPerWorker(int attempts) {
+            options.maxOpenAttemptsPerWorker(attempts);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#openAttemptTimeout}. */
+        public Builder openAttemptTimeout(Duration timeout) {
+            options.openAttemptTimeout(timeout);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#maxLogBytesPerTask}. */
+        public Builder maxLogBytesPerTask(long bytes) {
+            options.maxLogBytesPerTask(bytes);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerIdleTimeout}. */
+        public Builder workerIdleTimeout(Duration timeout) {
+            options.workerIdleTimeout(timeout);
+            return this;
+        }
+
         /**
          * Returns the master (not started).
          *

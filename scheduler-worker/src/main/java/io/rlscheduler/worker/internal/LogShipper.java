@@ -131,8 +131,8 @@ public final class LogShipper {
         if (ack.getCut()) {
             LogBuffer logs = attempt.getLogs();
             if (!logs.isCut()) {
-                log.warn("task {} epoch {}: the master cut the task's log at its size limit after line {}; the"
-                        + " attempt's further lines are not sent", ack.getTaskId(), ack.getEpoch(), ack.getAckedSequence());
+                log.warn("task {} epoch {}: the master cut the task's log at its size limit; the attempt's lines after"
+                        + " line {} are dropped, not sent", ack.getTaskId(), ack.getEpoch(), ack.getAckedSequence());
                 logs.cut();
             }
         } else if (ack.getResend()) {
