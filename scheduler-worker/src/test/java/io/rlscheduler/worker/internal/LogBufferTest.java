@@ -53,6 +53,14 @@ class LogBufferTest {
         });
     }
 
+    /** Fills a buffer of capacity 3 with lines 1 to 3, and starts a reader adding two more that it holds back. */
+    private static CompletableFuture<Long> fillAndBlock(LogBuffer buffer) throws InterruptedException {
+        add(buffer, 3);
+        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+        return blocked;
+    }
+
     @Test
     void batchesTakeTheUnsentLinesInOrderUpToTheirLimits() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 100);
@@ -140,9 +148,7 @@ class LogBufferTest {
     @Test
     void sealingReleasesABlockedReaderAndDropsItsLinesSoTheLastSequenceIsFinal() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 3);
-        add(buffer, 3);
-        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+        CompletableFuture<Long> blocked = fillAndBlock(buffer);
 
         buffer.seal();
         await().atMost(Duration.ofSeconds(5)).until(blocked::isDone);
@@ -160,9 +166,7 @@ class LogBufferTest {
     @Test
     void aCutDropsWhatWaitsReleasesABlockedReaderAndCountsLaterLinesWithoutKeepingThem() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 3);
-        add(buffer, 3);
-        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+        CompletableFuture<Long> blocked = fillAndBlock(buffer);
 
         buffer.cut();
         await().atMost(Duration.ofSeconds(5)).until(blocked::isDone);
