@@ -39,6 +39,10 @@ import java.util.function.Consumer;
  * is brought back from it before anything else is done with that task ({@code LogRestores}): so
  * any master serves the whole log of an ended run, whichever master wrote it.
  *
+ * <p>A task's file holds at most {@link Limits#maxLogBytes()} before it is cut ({@code LogSizeLimit}):
+ * later lines are acknowledged and dropped ({@link Written#cut()}), and {@link LogEvents} tells of
+ * the cut as of every attempt's end.
+ *
  * <p>Thread-safe. {@link #close()} flushes and closes the files, ends all followers and stops the
  * threads.
  */
