@@ -43,8 +43,8 @@ import java.util.Objects;
  *  maxOpenAttemptsPerWorker  1,024            attempts one connection may have log state open for, 1 to 1,000,000
  *  openAttemptTimeout 10 min                  an attempt a connection stopped sending for is no longer open, 100 ms to 1 day
  *  maxLogBytesPerTask 4 GiB                   bytes of one task's log file before it is cut, 1 KiB and more
- *  workerIdleTimeout  3 x heartbeatInterval   an authenticated connection silent this long is closed, at least
- *                                             2 x heartbeatInterval, up to 1 day
+ *  workerIdleTimeout  3 x heartbeatInterval,  an authenticated connection silent this long is closed, at least
+ *                     at least 5 s            2 x heartbeatInterval, up to 1 day
  * </pre>
  *
  * <p>The default artifact store is a directory beside the log directory, so that one machine's
@@ -96,6 +96,12 @@ public final class MasterOptions {
     public static final long DEFAULT_MAX_LOG_BYTES_PER_TASK = 4L << 30;
     /** The default idle timeout of an authenticated connection, in heartbeat intervals. */
     public static final int DEFAULT_WORKER_IDLE_HEARTBEATS = 3;
+    /**
+     * The least default idle timeout: 5 s, so that short test heartbeats (a few hundred ms) do not
+     * turn a stalled JVM's pause into a reconnect, and with it an assignment lost until its ack
+     * timeout.
+     */
+    public static final Duration DEFAULT_WORKER_IDLE_MINIMUM = Duration.ofSeconds(5);
 
     private final String bindHost;
     private final int rpcPort;
@@ -121,7 +127,7 @@ public final class MasterOptions {
     private final int maxOpenAttemptsPerWorker;
     private final Duration openAttemptTimeout;
     private final long maxLogBytesPerTask;
-    /** Null: the default, {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals. */
+    /** Null: the default, {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals, at least 5 s. */
     private final Duration workerIdleTimeout;
 
     private MasterOptions(Builder b) {
@@ -239,11 +245,15 @@ public final class MasterOptions {
 
     /**
      * Returns how long an authenticated worker connection may stay silent before it is closed:
-     * the one set, or {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} × the core's heartbeat interval.
+     * the one set, or {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} × the core's heartbeat interval
+     * and at least {@link #DEFAULT_WORKER_IDLE_MINIMUM} (30 s with the default interval).
      */
     public Duration getWorkerIdleTimeout() {
-        return workerIdleTimeout != null ? workerIdleTimeout
-                : coreOptions.getHeartbeatInterval().multipliedBy(DEFAULT_WORKER_IDLE_HEARTBEATS);
+        if (workerIdleTimeout != null) {
+            return workerIdleTimeout;
+        }
+        Duration beats = coreOptions.getHeartbeatInterval().multipliedBy(DEFAULT_WORKER_IDLE_HEARTBEATS);
+        return beats.compareTo(DEFAULT_WORKER_IDLE_MINIMUM) < 0 ? DEFAULT_WORKER_IDLE_MINIMUM : beats;
     }
 
     @Override
@@ -486,7 +496,7 @@ public final class MasterOptions {
          * Sets how long an authenticated worker connection may send nothing at all before it is
          * closed (one log line; the worker reconnects), 10 ms to 1 day and at least twice the
          * core's heartbeat interval (checked in {@link #build()}); default
-         * {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals. A worker heartbeats every
+         * {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals, at least 5 s. A worker heartbeats every
          * interval, so only a peer that stopped is closed. Connections that have not
          * authenticated have {@link #handshakeTimeout} instead.
          */

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class MasterOptionsLimitsTest {
 
     @Test
-    void defaultsAreGenerousAndTheIdleTimeoutIsThreeHeartbeats() {
+    void defaultsAreGenerousAndTheIdleTimeoutIsThreeHeartbeatsAtLeastFiveSeconds() {
         MasterOptions defaults = MasterOptions.defaults();
         assertThat(defaults.getWorkerInboundRate()).isEqualTo(128L << 20);
         assertThat(defaults.getWorkerInboundBurst()).isEqualTo(128L << 20);
@@ -19,9 +19,12 @@ class MasterOptionsLimitsTest {
         assertThat(defaults.getOpenAttemptTimeout()).isEqualTo(Duration.ofMinutes(10));
         assertThat(defaults.getMaxLogBytesPerTask()).isEqualTo(4L << 30);
         assertThat(defaults.getWorkerIdleTimeout()).isEqualTo(Duration.ofSeconds(30));
+        MasterOptions slow = MasterOptions.builder().coreOptions(CoreOptions.builder()
+                .heartbeatInterval(Duration.ofSeconds(20)).livenessLease(Duration.ofMinutes(1)).build()).build();
+        assertThat(slow.getWorkerIdleTimeout()).as("follows the heartbeat").isEqualTo(Duration.ofMinutes(1));
         MasterOptions fast = MasterOptions.builder()
                 .coreOptions(CoreOptions.builder().heartbeatInterval(Duration.ofMillis(200)).build()).build();
-        assertThat(fast.getWorkerIdleTimeout()).as("follows the heartbeat").isEqualTo(Duration.ofMillis(600));
+        assertThat(fast.getWorkerIdleTimeout()).as("but not below 5 s").isEqualTo(Duration.ofSeconds(5));
     }
 
     @Test

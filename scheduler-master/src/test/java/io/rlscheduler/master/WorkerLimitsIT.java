@@ -173,7 +173,7 @@ class WorkerLimitsIT {
 
     @Test
     void aSilentAuthenticatedConnectionIsClosedAndOneThatHeartbeatsOrHasNotAuthenticatedIsNot() {
-        start(b -> b.workerIdleTimeout(Duration.ofMillis(600))); // 3 heartbeat intervals, the default
+        start(b -> b.workerIdleTimeout(Duration.ofMillis(600))); // 3 heartbeat intervals
         RawWorker beating = worker("w-beating");
         var beats = group.next().scheduleAtFixedRate(() -> beating.send(Heartbeat.newBuilder().setWorkerId("w-beating")
                 .setSequence(System.nanoTime()).build()), 0, 150, TimeUnit.MILLISECONDS);

@@ -11,9 +11,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Closes an authenticated worker connection from which nothing at all has come for
- * {@link WorkerLimits#idleTimeoutMillis()} (by default three heartbeat intervals: a worker
- * heartbeats every interval, so only a peer that stopped is closed), with one log line. A
- * connection that has not authenticated is left to the handshake timeout; one whose reads the
+ * {@link WorkerLimits#idleTimeoutMillis()} (by default three heartbeat intervals, at least 5 s:
+ * a worker heartbeats every interval, so only a peer that stopped is closed), with one log line.
+ * A connection that has not authenticated is left to the handshake timeout; one whose reads the
  * {@link InboundThrottle} paused is not idle, its bytes wait in the socket. Netty's
  * {@link IdleStateHandler} keeps the time, on the channel's event loop.
  *
