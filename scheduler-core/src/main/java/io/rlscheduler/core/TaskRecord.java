@@ -45,8 +45,9 @@ public final class TaskRecord {
     private final String runDir;
     private final long logLines;
     private final String artifactError;
+    private final long logCutAt;
 
-    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError) {
+    TaskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError, long logCutAt) {
         this.taskId = taskId;
         this.state = state;
         this.priority = priority;
@@ -77,6 +78,7 @@ public final class TaskRecord {
         this.runDir = runDir;
         this.logLines = logLines;
         this.artifactError = artifactError;
+        this.logCutAt = logCutAt;
     }
 
     /** Returns the task id. */
@@ -237,8 +239,22 @@ public final class TaskRecord {
         return artifactError;
     }
 
+    /**
+     * Returns whether a master cut the task's log at its size limit (the master's
+     * {@code maxLogBytesPerTask}): the log file keeps the lines up to {@link #getLogCutAt()}
+     * bytes and a marker saying so; the task ran on, its later lines were not kept.
+     */
+    public boolean isLogCut() {
+        return logCutAt >= 0;
+    }
+
+    /** Returns the bytes the task's log file holds before its cut marker, or -1 when it was not cut. */
+    public long getLogCutAt() {
+        return logCutAt;
+    }
+
     @Override
     public String toString() {
-        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + ", " + "logLines=" + logLines + ", " + "artifactError=" + artifactError + '}';
+        return "TaskRecord{" + "taskId=" + taskId + ", " + "state=" + state + ", " + "priority=" + priority + ", " + "submitSequence=" + submitSequence + ", " + "gpus=" + gpus + ", " + "cpuSlots=" + cpuSlots + ", " + "memoryBytes=" + memoryBytes + ", " + "selector=" + selector + ", " + "owner=" + owner + ", " + "traceId=" + traceId + ", " + "maxAttempts=" + maxAttempts + ", " + "maxLeaseLosses=" + maxLeaseLosses + ", " + "attempt=" + attempt + ", " + "leaseLosses=" + leaseLosses + ", " + "epoch=" + epoch + ", " + "workerId=" + workerId + ", " + "gpuIds=" + gpuIds + ", " + "cancelRequested=" + cancelRequested + ", " + "exitCode=" + exitCode + ", " + "error=" + error + ", " + "finalMetricsJson=" + finalMetricsJson + ", " + "reason=" + reason + ", " + "createdAtMillis=" + createdAtMillis + ", " + "updatedAtMillis=" + updatedAtMillis + ", " + "deadlineMillis=" + deadlineMillis + ", " + "history=" + history + ", " + "specJson=" + specJson + ", " + "runDir=" + runDir + ", " + "logLines=" + logLines + ", " + "artifactError=" + artifactError + ", logCutAt=" + logCutAt + '}';
     }
 }

@@ -8,8 +8,8 @@ import java.util.Map;
 final class ValueConstructors extends ValueFactory {
 
     @Override
-    protected TaskRecord taskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError) {
-        return new TaskRecord(taskId, state, priority, submitSequence, gpus, cpuSlots, memoryBytes, selector, owner, traceId, maxAttempts, maxLeaseLosses, attempt, leaseLosses, epoch, workerId, gpuIds, cancelRequested, exitCode, error, finalMetricsJson, reason, createdAtMillis, updatedAtMillis, deadlineMillis, history, specJson, runDir, logLines, artifactError);
+    protected TaskRecord taskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError, long logCutAt) {
+        return new TaskRecord(taskId, state, priority, submitSequence, gpus, cpuSlots, memoryBytes, selector, owner, traceId, maxAttempts, maxLeaseLosses, attempt, leaseLosses, epoch, workerId, gpuIds, cancelRequested, exitCode, error, finalMetricsJson, reason, createdAtMillis, updatedAtMillis, deadlineMillis, history, specJson, runDir, logLines, artifactError, logCutAt);
     }
 
     @Override

@@ -33,12 +33,24 @@ public final class HealthSnapshot {
     private final long logUploadsRefused;
     private final List<WorkerUsage> connectedWorkerUsage;
     private final HolderRefusals holderRefusals;
+    private final LimitCounts limitCounts;
+
+    /**
+     * How often the limits on authenticated workers were met since start.
+     *
+     * @param throttledReads      pauses of a connection's reads for sending faster than its rate
+     * @param openAttemptRefusals log batches refused for one attempt more than a connection may have open
+     * @param logsCut             task logs cut at their size limit
+     * @param idleCloses          authenticated connections closed for sending nothing for the idle timeout
+     */
+    record LimitCounts(long throttledReads, long openAttemptRefusals, long logsCut, long idleCloses) {
+    }
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
-                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals) {
+                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, LimitCounts limitCounts) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -67,6 +79,7 @@ public final class HealthSnapshot {
         this.logUploadsRefused = logUploadsRefused;
         this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
         this.holderRefusals = holderRefusals;
+        this.limitCounts = limitCounts;
     }
 
     /** Returns this master's id. */
@@ -153,6 +166,21 @@ public final class HealthSnapshot {
      * hold their attempt, by reason, and the connections closed for them.
      */
     public HolderRefusals getHolderRefusals() { return holderRefusals; }
+    /**
+     * Returns how often since start an authenticated worker connection's reads were paused for
+     * sending faster than {@code workerInboundRate} allows beyond its burst. Growing while no
+     * worker should send that much: a peer that floods the master.
+     */
+    public long getThrottledReads() { return limitCounts.throttledReads(); }
+    /**
+     * Returns how many log batches were refused since start because their connection had
+     * {@code maxOpenAttemptsPerWorker} attempts open already (each answered {@code LIMIT_EXCEEDED}).
+     */
+    public long getOpenAttemptRefusals() { return limitCounts.openAttemptRefusals(); }
+    /** Returns how many task logs this master cut at {@code maxLogBytesPerTask} since start. */
+    public long getLogsCut() { return limitCounts.logsCut(); }
+    /** Returns how many authenticated connections were closed since start for sending nothing for {@code workerIdleTimeout}. */
+    public long getIdleCloses() { return limitCounts.idleCloses(); }
 
     @Override
     public String toString() {
@@ -163,7 +191,7 @@ public final class HealthSnapshot {
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
                 + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
-                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", workerUsage=" + connectedWorkerUsage
-                + ", holderRefusals=" + holderRefusals + '}';
+                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", limits=" + limitCounts
+                + ", workerUsage=" + connectedWorkerUsage + ", holderRefusals=" + holderRefusals + '}';
     }
 }

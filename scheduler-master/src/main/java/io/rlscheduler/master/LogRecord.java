@@ -12,7 +12,10 @@ import java.util.Objects;
  * which is always the last one. An END_OF_STREAM says whether the log is known to be complete
  * ({@link #isComplete()}): true only when the attempt's worker recorded its end and every line up
  * to its final sequence number was written; false when the task was ended without its worker
- * (the log may lack lines), when the follow was closed, or when the log manager shut down.
+ * (the log may lack lines), when the follow was closed, or when the log manager shut down. An
+ * END_OF_STREAM also says whether the master cut the task's log at its size limit
+ * ({@link #isLogCut()}): the lines after the cut were not kept, and the log is then complete only
+ * if the attempt printed none after it.
  */
 public final class LogRecord {
 
@@ -47,9 +50,10 @@ public final class LogRecord {
     private final TaskState finalState;
     private final boolean complete;
     private final String note;
+    private final long logCutAt;
 
     private LogRecord(Kind kind, String taskId, int attempt, long epoch, long sequence, Stream stream,
-            String text, TaskState finalState, boolean complete, String note) {
+            String text, TaskState finalState, boolean complete, String note, long logCutAt) {
         this.kind = kind;
         this.taskId = Objects.requireNonNull(taskId, "taskId");
         this.attempt = attempt;
@@ -60,6 +64,7 @@ public final class LogRecord {
         this.finalState = finalState;
         this.complete = complete;
         this.note = note;
+        this.logCutAt = logCutAt;
     }
 
     /**
@@ -75,7 +80,7 @@ public final class LogRecord {
     public static LogRecord line(String taskId, int attempt, long epoch, long sequence, Stream stream,
             String text) {
         return new LogRecord(Kind.LINE, taskId, attempt, epoch, sequence, stream == null ? Stream.UNKNOWN : stream,
-                Objects.requireNonNull(text, "text"), null, false, null);
+                Objects.requireNonNull(text, "text"), null, false, null, -1);
     }
 
     /**
@@ -91,8 +96,19 @@ public final class LogRecord {
      */
     public static LogRecord endOfStream(String taskId, int attempt, long epoch, TaskState finalState,
             boolean complete, String note) {
+        return endOfStream(taskId, attempt, epoch, finalState, complete, note, -1);
+    }
+
+    /**
+     * Returns an END_OF_STREAM record of a log the master cut at its size limit, as
+     * {@link #endOfStream(String, int, long, TaskState, boolean, String)} does.
+     *
+     * @param logCutAt the bytes the log file holds before its cut marker; -1 when it was not cut
+     */
+    public static LogRecord endOfStream(String taskId, int attempt, long epoch, TaskState finalState,
+            boolean complete, String note, long logCutAt) {
         return new LogRecord(Kind.END_OF_STREAM, taskId, attempt, epoch, 0, Stream.UNKNOWN, null,
-                finalState, complete, note);
+                finalState, complete, note, Math.max(-1, logCutAt));
     }
 
     /** Returns what this record is. */
@@ -170,6 +186,20 @@ public final class LogRecord {
         return note;
     }
 
+    /**
+     * Returns, for END_OF_STREAM, whether the master cut the task's log at its size limit
+     * ({@code maxLogBytesPerTask}, operations.md): the task's lines after the cut were not kept.
+     * False for LINE records.
+     */
+    public boolean isLogCut() {
+        return logCutAt >= 0;
+    }
+
+    /** Returns, for END_OF_STREAM of a cut log, the bytes its file holds before the cut marker; -1 otherwise. */
+    public long getLogCutAt() {
+        return logCutAt;
+    }
+
     @Override
     public String toString() {
         if (kind == Kind.LINE) {
@@ -177,6 +207,7 @@ public final class LogRecord {
                     + "] " + text;
         }
         return "END_OF_STREAM[" + taskId + " attempt=" + attempt + " epoch=" + epoch + " state=" + finalState
-                + " complete=" + complete + (note == null ? "" : " note=" + note) + "]";
+                + " complete=" + complete + (logCutAt >= 0 ? " cutAt=" + logCutAt : "")
+                + (note == null ? "" : " note=" + note) + "]";
     }
 }

@@ -13,6 +13,7 @@ import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
+import io.rlscheduler.master.internal.WorkerLimits;
 import io.rlscheduler.master.internal.WorkerRegistry;
 import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.protocol.Heartbeat;
@@ -41,9 +42,11 @@ final class MasterHealth {
     private final TaskWatcher watcher;
     private final TaskLogManager logs;
     private final HolderStats holderStats;
+    private final WorkerLimits workerLimits;
 
     MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
-                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HolderStats holderStats) {
+                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HolderStats holderStats,
+                 WorkerLimits workerLimits) {
         this.holderStats = holderStats;
         this.masterId = masterId;
         this.core = core;
@@ -54,6 +57,7 @@ final class MasterHealth {
         this.reaper = reaper;
         this.watcher = watcher;
         this.logs = logs;
+        this.workerLimits = workerLimits;
     }
 
     /** Waits for one Redis answer within the API timeout. */
@@ -80,7 +84,9 @@ final class MasterHealth {
                 dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
                 load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), uploads.pending(),
                 uploads.refused(), usage(), new HolderRefusals(holderStats.notHolder(), holderStats.stale(),
-                        holderStats.unknownTask(), holderStats.disconnects()));
+                        holderStats.unknownTask(), holderStats.disconnects()),
+                new HealthSnapshot.LimitCounts(workerLimits.getThrottledReads(),
+                        workerLimits.getOpenAttemptRefusals(), logs.logsCut(), workerLimits.getIdleCloses()));
     }
 
     /** What the connected workers' last heartbeats said of their machines, by worker id. */

@@ -38,6 +38,13 @@ import java.util.Objects;
  *  protocolOptions    ProtocolOptions         codec settings (maximum frame length)
  *  transport          epoll, else NIO         socket transport
  *  standbyOnly        false                   never seeks the leadership lease
+ *  workerInboundRate  128 MiB/s               bytes/s one authenticated connection may send, 1 KiB/s to 1 TiB/s
+ *  workerInboundBurst 128 MiB                 bytes it may send at once beyond that rate, 1 KiB to 1 TiB
+ *  maxOpenAttemptsPerWorker  1,024            attempts one connection may have log state open for, 1 to 1,000,000
+ *  openAttemptTimeout 10 min                  an attempt a connection stopped sending for is no longer open, 100 ms to 1 day
+ *  maxLogBytesPerTask 4 GiB                   bytes of one task's log file before it is cut, 1 KiB and more
+ *  workerIdleTimeout  3 x heartbeatInterval,  an authenticated connection silent this long is closed, at least
+ *                     at least 5 s            2 x heartbeatInterval, up to 1 day
  * </pre>
  *
  * <p>The default artifact store is a directory beside the log directory, so that one machine's
@@ -73,6 +80,28 @@ public final class MasterOptions {
      * {@value}. A {@code file:} store; see {@link Builder#artifactStore(String)}.
      */
     public static final String DEFAULT_ARTIFACT_STORE_DIRECTORY = "artifacts";
+    /**
+     * Default bytes per second one authenticated worker connection may send: 128 MiB/s, above
+     * what one master's log path takes from a single task (about 2-3 million lines/s of 80
+     * characters), so that no well-behaved worker is ever slowed.
+     */
+    public static final long DEFAULT_WORKER_INBOUND_RATE = 128L << 20;
+    /** Default bytes a worker connection may send at once beyond its rate: 128 MiB. */
+    public static final long DEFAULT_WORKER_INBOUND_BURST = 128L << 20;
+    /** Default number of attempts one worker connection may have log state open for at once. */
+    public static final int DEFAULT_MAX_OPEN_ATTEMPTS_PER_WORKER = 1024;
+    /** Default time after a connection's last log batch for an attempt until the attempt no longer counts as open. */
+    public static final Duration DEFAULT_OPEN_ATTEMPT_TIMEOUT = Duration.ofMinutes(10);
+    /** Default most bytes of one task's log file, over all its attempts, before the log is cut: 4 GiB. */
+    public static final long DEFAULT_MAX_LOG_BYTES_PER_TASK = 4L << 30;
+    /** The default idle timeout of an authenticated connection, in heartbeat intervals. */
+    public static final int DEFAULT_WORKER_IDLE_HEARTBEATS = 3;
+    /**
+     * The least default idle timeout: 5 s, so that short test heartbeats (a few hundred ms) do not
+     * turn a stalled JVM's pause into a reconnect, and with it an assignment lost until its ack
+     * timeout.
+     */
+    public static final Duration DEFAULT_WORKER_IDLE_MINIMUM = Duration.ofSeconds(5);
 
     private final String bindHost;
     private final int rpcPort;
@@ -93,6 +122,13 @@ public final class MasterOptions {
     private final ProtocolOptions protocolOptions;
     private final NettyTransport transport;
     private final boolean standbyOnly;
+    private final long workerInboundRate;
+    private final long workerInboundBurst;
+    private final int maxOpenAttemptsPerWorker;
+    private final Duration openAttemptTimeout;
+    private final long maxLogBytesPerTask;
+    /** Null: the default, {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals, at least 5 s. */
+    private final Duration workerIdleTimeout;
 
     private MasterOptions(Builder b) {
         this.bindHost = b.bindHost;
@@ -113,6 +149,12 @@ public final class MasterOptions {
         this.protocolOptions = b.protocolOptions;
         this.transport = b.transport;
         this.standbyOnly = b.standbyOnly;
+        this.workerInboundRate = b.workerInboundRate;
+        this.workerInboundBurst = b.workerInboundBurst;
+        this.maxOpenAttemptsPerWorker = b.maxOpenAttemptsPerWorker;
+        this.openAttemptTimeout = b.openAttemptTimeout;
+        this.maxLogBytesPerTask = b.maxLogBytesPerTask;
+        this.workerIdleTimeout = b.workerIdleTimeout;
     }
 
     /** Returns a builder with every setting at its default. */
@@ -146,6 +188,12 @@ public final class MasterOptions {
         b.protocolOptions = protocolOptions;
         b.transport = transport;
         b.standbyOnly = standbyOnly;
+        b.workerInboundRate = workerInboundRate;
+        b.workerInboundBurst = workerInboundBurst;
+        b.maxOpenAttemptsPerWorker = maxOpenAttemptsPerWorker;
+        b.openAttemptTimeout = openAttemptTimeout;
+        b.maxLogBytesPerTask = maxLogBytesPerTask;
+        b.workerIdleTimeout = workerIdleTimeout;
         return b;
     }
 
@@ -184,6 +232,29 @@ public final class MasterOptions {
     public ProtocolOptions getProtocolOptions() { return protocolOptions; }
     public NettyTransport getTransport() { return transport; }
     public boolean isStandbyOnly() { return standbyOnly; }
+    /** Returns the bytes per second one authenticated worker connection may send. */
+    public long getWorkerInboundRate() { return workerInboundRate; }
+    /** Returns the bytes a worker connection may send at once beyond its rate. */
+    public long getWorkerInboundBurst() { return workerInboundBurst; }
+    /** Returns how many attempts one worker connection may have log state open for at once. */
+    public int getMaxOpenAttemptsPerWorker() { return maxOpenAttemptsPerWorker; }
+    /** Returns how long after a connection's last log batch for an attempt the attempt still counts as open. */
+    public Duration getOpenAttemptTimeout() { return openAttemptTimeout; }
+    /** Returns the most bytes of one task's log file, over all its attempts, before the log is cut. */
+    public long getMaxLogBytesPerTask() { return maxLogBytesPerTask; }
+
+    /**
+     * Returns how long an authenticated worker connection may stay silent before it is closed:
+     * the one set, or {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} × the core's heartbeat interval
+     * and at least {@link #DEFAULT_WORKER_IDLE_MINIMUM} (30 s with the default interval).
+     */
+    public Duration getWorkerIdleTimeout() {
+        if (workerIdleTimeout != null) {
+            return workerIdleTimeout;
+        }
+        Duration beats = coreOptions.getHeartbeatInterval().multipliedBy(DEFAULT_WORKER_IDLE_HEARTBEATS);
+        return beats.compareTo(DEFAULT_WORKER_IDLE_MINIMUM) < 0 ? DEFAULT_WORKER_IDLE_MINIMUM : beats;
+    }
 
     @Override
     public String toString() {
@@ -193,7 +264,10 @@ public final class MasterOptions {
                 + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
                 + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
                 + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
-                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly + '}';
+                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly
+                + ", workerInboundRate=" + workerInboundRate + ", workerInboundBurst=" + workerInboundBurst
+                + ", maxOpenAttemptsPerWorker=" + maxOpenAttemptsPerWorker + ", openAttemptTimeout=" + openAttemptTimeout
+                + ", maxLogBytesPerTask=" + maxLogBytesPerTask + ", workerIdleTimeout=" + getWorkerIdleTimeout() + '}';
     }
 
     /** Builds {@link MasterOptions}; each setter validates at once. Not thread-safe. */
@@ -216,6 +290,12 @@ public final class MasterOptions {
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
         private boolean standbyOnly;
+        private long workerInboundRate = DEFAULT_WORKER_INBOUND_RATE;
+        private long workerInboundBurst = DEFAULT_WORKER_INBOUND_BURST;
+        private int maxOpenAttemptsPerWorker = DEFAULT_MAX_OPEN_ATTEMPTS_PER_WORKER;
+        private Duration openAttemptTimeout = DEFAULT_OPEN_ATTEMPT_TIMEOUT;
+        private long maxLogBytesPerTask = DEFAULT_MAX_LOG_BYTES_PER_TASK;
+        private Duration workerIdleTimeout;
 
         private Builder() {
         }
@@ -363,8 +443,80 @@ public final class MasterOptions {
             return this;
         }
 
-        /** Returns the options. */
+        /**
+         * Sets how many bytes per second one authenticated worker connection may send, 1 KiB/s to
+         * 1 TiB/s; default {@value #DEFAULT_WORKER_INBOUND_RATE} (128 MiB/s). Beyond its burst a
+         * connection is read no faster than this (the master pauses reading it; the worker's
+         * socket fills, and its own writes wait). The handshake is not counted.
+         */
+        public Builder workerInboundRate(long bytesPerSecond) {
+            this.workerInboundRate = Checks.range(bytesPerSecond, 1L << 10, 1L << 40, "workerInboundRate");
+            return this;
+        }
+
+        /** Sets how many bytes a worker connection may send at once beyond its rate, 1 KiB to 1 TiB; default 128 MiB. */
+        public Builder workerInboundBurst(long bytes) {
+            this.workerInboundBurst = Checks.range(bytes, 1L << 10, 1L << 40, "workerInboundBurst");
+            return this;
+        }
+
+        /**
+         * Sets how many attempts (task id and epoch) one worker connection may have log state
+         * open for at this master at once, 1 to 1,000,000; default 1,024. A log batch for one more
+         * is refused with {@code ERROR(LIMIT_EXCEEDED)} and nothing of it is written. An attempt
+         * closes when its log ends, or {@link #openAttemptTimeout} after its last batch.
+         */
+        public Builder maxOpenAttemptsPerWorker(int attempts) {
+            this.maxOpenAttemptsPerWorker = Checks.range(attempts, 1, 1_000_000, "maxOpenAttemptsPerWorker");
+            return this;
+        }
+
+        /**
+         * Sets how long after a connection's last log batch for an attempt the attempt still
+         * counts as open for it (when its end was never heard of), 100 ms to 1 day; default 10 min.
+         */
+        public Builder openAttemptTimeout(Duration timeout) {
+            this.openAttemptTimeout = Checks.range(timeout, Duration.ofMillis(100), Duration.ofDays(1), "openAttemptTimeout");
+            return this;
+        }
+
+        /**
+         * Sets the most bytes of one task's log file, over all its attempts, 1 KiB and more;
+         * default 4 GiB. The output line that would take the file past it and every later one
+         * are not written (they are acknowledged, and the worker told to stop sending them); the
+         * file ends its output with a cut marker, the task record says so
+         * ({@code TaskRecord.isLogCut()}), and so does the log's END_OF_STREAM. The task runs on.
+         */
+        public Builder maxLogBytesPerTask(long bytes) {
+            this.maxLogBytesPerTask = Checks.range(bytes, 1L << 10, Long.MAX_VALUE, "maxLogBytesPerTask");
+            return this;
+        }
+
+        /**
+         * Sets how long an authenticated worker connection may send nothing at all before it is
+         * closed (one log line; the worker reconnects), 10 ms to 1 day and at least twice the
+         * core's heartbeat interval (checked in {@link #build()}); default
+         * {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals, at least 5 s. A worker heartbeats every
+         * interval, so only a peer that stopped is closed. Connections that have not
+         * authenticated have {@link #handshakeTimeout} instead.
+         */
+        public Builder workerIdleTimeout(Duration timeout) {
+            this.workerIdleTimeout = Checks.range(timeout, Duration.ofMillis(10), Duration.ofDays(1), "workerIdleTimeout");
+            return this;
+        }
+
+        /**
+         * Returns the options.
+         *
+         * @throws IllegalArgumentException if {@code workerIdleTimeout} is less than twice the
+         *                                  core's heartbeat interval
+         */
         public MasterOptions build() {
+            Duration heartbeats = coreOptions.getHeartbeatInterval().multipliedBy(2);
+            if (workerIdleTimeout != null && workerIdleTimeout.compareTo(heartbeats) < 0) {
+                throw new IllegalArgumentException("workerIdleTimeout must be at least twice the heartbeat interval ("
+                        + heartbeats + "), was " + workerIdleTimeout);
+            }
             return new MasterOptions(this);
         }
     }

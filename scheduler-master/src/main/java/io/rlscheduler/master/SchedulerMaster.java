@@ -30,6 +30,8 @@ import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.MasterContext;
+import io.rlscheduler.master.internal.OpenAttemptIndex;
+import io.rlscheduler.master.internal.WorkerLimits;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
@@ -146,9 +148,13 @@ public final class SchedulerMaster implements AutoCloseable {
             store.publish(core.artifacts(), this::await, masterId);
             // An attempt's missing last lines are waited for as long as a worker cut off from the
             // masters keeps running its task: twice the task lease.
+            WorkerLimits workerLimits = new WorkerLimits(options.getWorkerInboundRate(), options.getWorkerInboundBurst(),
+                    options.getMaxOpenAttemptsPerWorker(), options.getOpenAttemptTimeout(), options.getWorkerIdleTimeout());
+            OpenAttemptIndex openAttempts = new OpenAttemptIndex(workerLimits);
             logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults()
-                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2)), new TaskRecordLookup(core), store.get(),
-                    this::isLeader);
+                    .withLinePatience(coreOptions.getTaskLease().multipliedBy(2))
+                    .withMaxLogBytes(options.getMaxLogBytesPerTask()), new TaskRecordLookup(core), store.get(),
+                    this::isLeader, new TaskLogEvents(openAttempts, core.artifacts()));
             elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
                     new LeaderElector.Listener() {
                         @Override
@@ -172,7 +178,8 @@ public final class SchedulerMaster implements AutoCloseable {
             });
             watcher.start();
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
-                    options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats);
+                    options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
+                    openAttempts);
             rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
                     options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
@@ -181,7 +188,8 @@ public final class SchedulerMaster implements AutoCloseable {
                 return t;
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
-            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats);
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats,
+                    workerLimits);
             timers.scheduleWithFixedDelay(holders::sweep, 1, 1, TimeUnit.MINUTES);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
@@ -707,6 +715,42 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#transport}. */
         public Builder transport(NettyTransport transport) {
             options.transport(transport);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerInboundRate}. */
+        public Builder workerInboundRate(long bytesPerSecond) {
+            options.workerInboundRate(bytesPerSecond);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerInboundBurst}. */
+        public Builder workerInboundBurst(long bytes) {
+            options.workerInboundBurst(bytes);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#maxOpenAttemptsPerWorker}. */
+        public Builder maxOpenAttemptsPerWorker(int attempts) {
+            options.maxOpenAttemptsPerWorker(attempts);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#openAttemptTimeout}. */
+        public Builder openAttemptTimeout(Duration timeout) {
+            options.openAttemptTimeout(timeout);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#maxLogBytesPerTask}. */
+        public Builder maxLogBytesPerTask(long bytes) {
+            options.maxLogBytesPerTask(bytes);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerIdleTimeout}. */
+        public Builder workerIdleTimeout(Duration timeout) {
+            options.workerIdleTimeout(timeout);
             return this;
         }
 

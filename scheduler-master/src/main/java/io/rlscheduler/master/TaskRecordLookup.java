@@ -48,6 +48,6 @@ final class TaskRecordLookup implements TaskLogManager.RecordLookup {
         }
         return LogRecord.endOfStream(taskId, task.getAttempt(), task.getEpoch(), state, false,
                 "the task ended without its worker recording where its log ends, and this master has no log"
-                        + " file for it");
+                        + " file for it", task.getLogCutAt());
     }
 }

@@ -16,7 +16,8 @@ import java.util.concurrent.CompletableFuture;
  * The Redis side of run artifacts: where the artifact store is (published by the masters, read by
  * workers that have no store of their own), the fenced move of a task's "latest checkpoint"
  * pointer (checkpoint.lua), the list of committed checkpoints, the notes of what each attempt
- * resumed from, and the fenced records of what each attempt left in its run directory (outputs.lua).
+ * resumed from, the fenced records of what each attempt left in its run directory (outputs.lua),
+ * and the note that a task's log was cut at its size limit (log_cut.lua).
  * Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe
  * as it is.
  */
@@ -24,6 +25,7 @@ public final class ArtifactRecords {
 
     static final LuaScript CHECKPOINT = LuaScript.load("checkpoint");
     static final LuaScript OUTPUTS = LuaScript.load("outputs");
+    static final LuaScript LOG_CUT = LuaScript.load("log_cut");
 
     private final RedisAsyncCommands<String, String> redis;
     private final Keys keys;
@@ -167,6 +169,21 @@ public final class ArtifactRecords {
                 r.path("worker").asText(""), OutputsState.valueOf(r.get("state").asText()), r.path("manifest").asText(""),
                 r.path("files").asInt(), r.path("bytes").asLong(), r.path("error").asText(""),
                 Replies.strings(r.get("skipped")), r.path("skipped_count").asInt(), r.path("at").asLong());
+    }
+
+    /**
+     * Notes in the task record that a master cut the task's log at its size limit, keeping
+     * {@code bytes} ({@code TaskRecord#isLogCut}). Written once: a task whose cut is noted keeps
+     * that note. Not fenced: the cut is a fact about the log file, whichever attempt ran.
+     *
+     * @return whether this call wrote it (false: noted before, or no such task)
+     */
+    public CompletableFuture<Boolean> noteLogCut(String taskId, long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes must not be negative, was " + bytes);
+        }
+        return LOG_CUT.run(redis, keys.core(), Objects.requireNonNull(taskId, "taskId"), Long.toString(bytes))
+                .thenApply(reply -> "OK".equals(Replies.parse(reply).get("r").asText()));
     }
 
     private String[] keysOf(String taskId) {

@@ -39,6 +39,18 @@ public final class Checks {
         return value;
     }
 
+    /**
+     * Returns {@code value} if it lies in {@code [min, max]}.
+     *
+     * @throws IllegalArgumentException "name must be between min and max, was value" otherwise
+     */
+    public static long range(long value, long min, long max, String name) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", was " + value);
+        }
+        return value;
+    }
+
     /** Returns a duration as "10s", "1h", "500ms". */
     static String human(Duration d) {
         return d.toString().substring(2).toLowerCase(Locale.ROOT);

@@ -118,7 +118,8 @@ final class Replies {
                 st.path("error").asText(), st.path("metrics").asText(), st.path("reason").asText(),
                 st.get("created_at").asLong(), st.get("updated_at").asLong(), st.path("deadline").asLong(),
                 history, specJson == null ? "{}" : specJson, st.path("run_dir").asText(""),
-                st.path("log_lines").asLong(-1), st.path("artifact_error").asText(""));
+                st.path("log_lines").asLong(-1), st.path("artifact_error").asText(""),
+                st.path("log_cut").asLong(-1));
     }
 
     /**
@@ -130,7 +131,7 @@ final class Replies {
         return ValueFactory.get().taskRecord(task.getTaskId(), TaskState.QUEUED, task.getPriority(), seq, task.getGpus(),
                 task.getCpuSlots(), task.getMemoryBytes(), task.getSelector(), task.getOwner(), task.getTraceId(),
                 maxAttempts, maxLeaseLosses, 0, 0, 0L, "", List.of(), false, null, "", "", "submitted", at, at, 0L,
-                List.of(ValueFactory.get().taskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "", -1, "");
+                List.of(ValueFactory.get().taskTransition(at, null, TaskState.QUEUED, 0L, "", "submitted")), task.getSpecJson(), "", -1, "", -1);
     }
 
     /**

@@ -59,7 +59,7 @@ public abstract class ValueFactory {
     }
 
     /** Returns a new {@link TaskRecord} of these values, as its constructor does. */
-    protected abstract TaskRecord taskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError);
+    protected abstract TaskRecord taskRecord(String taskId, TaskState state, int priority, long submitSequence, int gpus, int cpuSlots, long memoryBytes, Map<String, String> selector, String owner, String traceId, int maxAttempts, int maxLeaseLosses, int attempt, int leaseLosses, long epoch, String workerId, List<Integer> gpuIds, boolean cancelRequested, Integer exitCode, String error, String finalMetricsJson, String reason, long createdAtMillis, long updatedAtMillis, long deadlineMillis, List<TaskTransition> history, String specJson, String runDir, long logLines, String artifactError, long logCutAt);
 
     /** Returns a new {@link TaskPage} of these values, as its constructor does. */
     protected abstract TaskPage taskPage(List<TaskRecord> tasks, long total);

@@ -152,4 +152,20 @@ class ArtifactRecordsIT {
                 .isEqualTo(CheckpointCommit.Status.COMMITTED);
         assertThat(CoreFixture.record(core, "t").getArtifactError()).isEmpty();
     }
+
+    @Test
+    void aLogCutIsNotedInTheTaskRecordOnceAndTheFirstNoteStays() {
+        TaskLease lease = running("w1", "s");
+        assertThat(join(core.getTask("t")).orElseThrow().isLogCut()).isFalse();
+        assertThat(join(core.getTask("t")).orElseThrow().getLogCutAt()).isEqualTo(-1);
+
+        assertThat(join(artifacts.noteLogCut("t", 4096))).isTrue();
+        assertThat(join(artifacts.noteLogCut("t", 9999))).as("written once").isFalse();
+        assertThat(join(artifacts.noteLogCut("no-such-task", 1))).isFalse();
+        var record = join(core.getTask("t")).orElseThrow();
+        assertThat(record.isLogCut()).isTrue();
+        assertThat(record.getLogCutAt()).isEqualTo(4096);
+        assertThat(record.getState()).as("the task runs on").isEqualTo(TaskState.RUNNING);
+        assertThat(record.getEpoch()).isEqualTo(lease.getEpoch());
+    }
 }

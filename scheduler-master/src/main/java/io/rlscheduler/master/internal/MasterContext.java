@@ -16,11 +16,13 @@ public final class MasterContext {
     final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
     final AttemptHolders holders;
     final HolderStats holderStats;
+    final WorkerLimits limits;
+    final OpenAttemptIndex openAttempts;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
                          java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
-                         AttemptHolders holders, HolderStats holderStats) {
+                         AttemptHolders holders, HolderStats holderStats, WorkerLimits limits, OpenAttemptIndex openAttempts) {
         this.leadership = leadership;
         this.holders = holders;
         this.holderStats = holderStats;
@@ -31,5 +33,7 @@ public final class MasterContext {
         this.dispatcher = dispatcher;
         this.logs = logs;
         this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+        this.limits = limits;
+        this.openAttempts = openAttempts;
     }
 }

@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The master's RPC server: one boss thread and {@code ioThreads} event loops of the chosen
- * transport, a fresh {@link WorkerChannelHandler} per connection. Binding blocks the caller until
+ * transport, a fresh {@link WorkerChannelHandler} per connection, behind the limits on
+ * authenticated workers ({@link WorkerPipeline}). Binding blocks the caller until
  * the port is bound; nothing here ever blocks an event loop.
  */
 public final class RpcServer {
@@ -46,7 +47,8 @@ public final class RpcServer {
                     .group(boss, io)
                     .channel(transport.serverChannel())
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new ProtocolChannelInitializer(protocol, () -> new WorkerChannelHandler(context)))
+                    .childHandler(new WorkerPipeline(new ProtocolChannelInitializer(protocol,
+                            () -> new WorkerChannelHandler(context)), context.limits))
                     .bind(host, port).syncUninterruptibly().channel();
             return new RpcServer(transport, boss, io, channel);
         } catch (RuntimeException e) {

@@ -54,6 +54,11 @@ import org.slf4j.LoggerFactory;
  * delay doubling up to {@link #RESEND_AFTER_FAILURE_MAX_MILLIS} while writes keep failing (each
  * resend rereads the file and resends every unacknowledged line); while one is pending, a gap
  * asks for nothing more.
+ *
+ * <p>A log batch for an attempt beyond those the connection may have open is refused first
+ * ({@link OpenAttempts}); an acknowledgement says when the task's log is cut at its size limit
+ * ({@code LogAck.cut}). The other limits on authenticated workers stand before the frame decoder
+ * ({@link WorkerPipeline}) and read {@link #authenticatedWorker()}.
  */
 public final class WorkerChannelHandler extends SimpleChannelInboundHandler<MessageLite> {
 
@@ -79,9 +84,11 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     /** Checks task-scoped frames against the attempts' holders; made once the worker is accepted. */
     private TaskFrameGate gate;
     private ScheduledFuture<?> handshakeTimeout;
+    private final OpenAttempts openAttempts;
 
     public WorkerChannelHandler(MasterContext context) {
         this.context = context;
+        this.openAttempts = context.openAttempts.forConnection();
     }
 
     @Override
@@ -267,7 +274,9 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         gate.admit(batch.getTaskId(), batch.getEpoch(), MessageType.LOG_BATCH, new TaskFrameGate.Admitted() {
             @Override
             public void run() {
-                write(ctx, batch);
+                if (openAttempts.admit(ctx, batch)) {
+                    write(ctx, batch);
+                } // else answered LIMIT_EXCEEDED: the connection has its most attempts open
             }
 
             @Override
@@ -295,7 +304,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                 resendLater(ctx, batch.getTaskId(), batch.getEpoch());
             } else if (result.acked() >= 0) {
                 LogAck.Builder ack = LogAck.newBuilder().setTaskId(batch.getTaskId()).setEpoch(batch.getEpoch())
-                        .setAckedSequence(result.acked());
+                        .setAckedSequence(result.acked()).setCut(result.cut());
                 if (result.gap()) {
                     String key = batch.getTaskId() + '#' + batch.getEpoch();
                     Long asked = resendAsked.put(key, result.acked());
@@ -338,5 +347,10 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                         .setResend(true).build());
             }
         }, delay, TimeUnit.MILLISECONDS);
+    }
+
+    /** Returns the worker this connection authenticated as, or null before the handshake succeeded. On the event loop. */
+    ConnectedWorker authenticatedWorker() {
+        return worker;
     }
 }

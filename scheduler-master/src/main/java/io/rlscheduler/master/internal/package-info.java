@@ -9,6 +9,13 @@
  *       {@link io.rlscheduler.master.internal.MasterContext};
  *       {@link io.rlscheduler.master.internal.WorkerRegistry} holds the
  *       {@link io.rlscheduler.master.internal.ConnectedWorker}s.</li>
+ *   <li>Limits on authenticated workers ({@link io.rlscheduler.master.internal.WorkerLimits}):
+ *       {@link io.rlscheduler.master.internal.WorkerPipeline} puts an
+ *       {@link io.rlscheduler.master.internal.InboundThrottle} (bytes per second) and an
+ *       {@link io.rlscheduler.master.internal.IdleWorkerCloser} (silence) before each connection's
+ *       decoder; {@link io.rlscheduler.master.internal.OpenAttempts} holds a connection to its
+ *       open attempts, which {@link io.rlscheduler.master.internal.OpenAttemptIndex} closes when
+ *       their logs end.</li>
  *   <li>Leadership: {@link io.rlscheduler.master.internal.LeaderElector} keeps the leadership
  *       lease; while this master leads, {@link io.rlscheduler.master.internal.Dispatcher} moves
  *       queued tasks to connected workers and {@link io.rlscheduler.master.internal.Reaper} takes

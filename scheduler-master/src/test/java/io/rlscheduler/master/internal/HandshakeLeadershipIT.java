@@ -54,7 +54,7 @@ class HandshakeLeadershipIT {
             Dispatcher dispatcher = new Dispatcher(core, () -> null, registry, starts -> { }, 16);
             MasterContext context = new MasterContext("m1", SECRET, options, registry, dispatcher, logs, 10_000,
                     () -> looks.getAndIncrement() == 0 ? self : other, new AttemptHolders(core.holders()::of),
-                    new HolderStats());
+                    new HolderStats(), WorkerLimits.NONE, new OpenAttemptIndex(WorkerLimits.NONE));
             EmbeddedChannel channel = new EmbeddedChannel(new WorkerChannelHandler(context));
             Challenge challenge = channel.readOutbound();
             ByteString clientNonce = HandshakeProof.newNonce();

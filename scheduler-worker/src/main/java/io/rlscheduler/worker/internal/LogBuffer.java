@@ -14,7 +14,8 @@ import java.util.List;
  * line; after a reconnect everything unacknowledged is sent again (the master skips what it
  * already has, also inside a block). Bounded: while {@code capacity} lines or more wait
  * unacknowledged, {@link #add} blocks the reading thread, which in turn blocks the task's writes
- * to its pipe: back-pressure instead of loss. Thread-safe.
+ * to its pipe: back-pressure instead of loss. Once the master says it cut the task's log
+ * ({@link #cut}), lines are counted and dropped as they come. Thread-safe.
  */
 public final class LogBuffer {
 
@@ -39,6 +40,8 @@ public final class LogBuffer {
     private boolean closed;
     private boolean sealed;
     private long droppedAfterSeal;
+    private boolean cut;
+    private long droppedAfterCut;
 
     public LogBuffer(String taskId, long epoch, int capacity) {
         this.taskId = taskId;
@@ -75,6 +78,13 @@ public final class LogBuffer {
         }
         if (sealed) {
             droppedAfterSeal += lines.lineCount();
+            return unsentLines;
+        }
+        if (cut) {
+            // Numbered still, so that the attempt's end names its last line; kept by nobody.
+            lastSequence += lines.lineCount();
+            ackedSequence = lastSequence;
+            droppedAfterCut += lines.lineCount();
             return unsentLines;
         }
         LogChunk chunk = LogChunk.newBuilder().setFirstSequence(lastSequence + 1).setStream(stream)
@@ -186,6 +196,33 @@ public final class LogBuffer {
         sealed = true;
         closed = true;
         notifyAll();
+    }
+
+    /**
+     * The master cut the task's log at its size limit and keeps none of this attempt's lines any
+     * more: every line waiting is dropped as if acknowledged, a reader blocked in {@link #add}
+     * goes on, and lines added later are numbered and dropped at once (counted in
+     * {@link #droppedAfterCut()}), so nothing more is sent.
+     */
+    public synchronized void cut() {
+        cut = true;
+        ackedSequence = lastSequence;
+        unacked.clear();
+        unsent.clear();
+        unackedLines = 0;
+        unsentLines = 0;
+        unsentBytes = 0;
+        notifyAll();
+    }
+
+    /** Returns whether {@link #cut()} was called. */
+    public synchronized boolean isCut() {
+        return cut;
+    }
+
+    /** Returns how many lines were added after {@link #cut()} and dropped. */
+    public synchronized long droppedAfterCut() {
+        return droppedAfterCut;
     }
 
     /** Returns whether {@link #seal()} was called. */

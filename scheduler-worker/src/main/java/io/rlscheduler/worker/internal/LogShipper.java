@@ -123,11 +123,19 @@ public final class LogShipper {
     /**
      * Takes the master's acknowledgement of the attempt's lines. When it asks for a resend (a
      * write failed, or it is a new master without them) everything unacknowledged goes again,
-     * now; the master skips what it has.
+     * now; the master skips what it has. When it says it cut the task's log at its size limit,
+     * the attempt's lines are dropped from here on instead of sent (the task runs on).
      */
     public void acknowledged(Attempt attempt, LogAck ack) {
         attempt.getLogs().ack(ack.getAckedSequence());
-        if (ack.getResend()) {
+        if (ack.getCut()) {
+            LogBuffer logs = attempt.getLogs();
+            if (!logs.isCut()) {
+                log.warn("task {} epoch {}: the master cut the task's log at its size limit; the attempt's lines after"
+                        + " line {} are dropped, not sent", ack.getTaskId(), ack.getEpoch(), ack.getAckedSequence());
+                logs.cut();
+            }
+        } else if (ack.getResend()) {
             log.info("master asks to resend the log of task {} after line {}", ack.getTaskId(), ack.getAckedSequence());
             attempt.getLogs().resend();
             flush();

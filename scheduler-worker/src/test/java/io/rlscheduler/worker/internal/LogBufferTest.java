@@ -53,6 +53,14 @@ class LogBufferTest {
         });
     }
 
+    /** Fills a buffer of capacity 3 with lines 1 to 3, and starts a reader adding two more that it holds back. */
+    private static CompletableFuture<Long> fillAndBlock(LogBuffer buffer) throws InterruptedException {
+        add(buffer, 3);
+        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+        return blocked;
+    }
+
     @Test
     void batchesTakeTheUnsentLinesInOrderUpToTheirLimits() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 100);
@@ -140,9 +148,7 @@ class LogBufferTest {
     @Test
     void sealingReleasesABlockedReaderAndDropsItsLinesSoTheLastSequenceIsFinal() throws Exception {
         LogBuffer buffer = new LogBuffer("t", 7, 3);
-        add(buffer, 3);
-        CompletableFuture<Long> blocked = addInBackground(buffer, block("late 1", "late 2"));
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !blocked.isDone());
+        CompletableFuture<Long> blocked = fillAndBlock(buffer);
 
         buffer.seal();
         await().atMost(Duration.ofSeconds(5)).until(blocked::isDone);
@@ -155,5 +161,23 @@ class LogBufferTest {
         assertThat(buffer.droppedAfterSeal()).isEqualTo(3);
         assertThat(buffer.nextBatch(100, 1 << 20)).isEmpty();
         assertThat(buffer.isFullyAcked()).isTrue();
+    }
+
+    @Test
+    void aCutDropsWhatWaitsReleasesABlockedReaderAndCountsLaterLinesWithoutKeepingThem() throws Exception {
+        LogBuffer buffer = new LogBuffer("t", 7, 3);
+        CompletableFuture<Long> blocked = fillAndBlock(buffer);
+
+        buffer.cut();
+        await().atMost(Duration.ofSeconds(5)).until(blocked::isDone);
+        assertThat(buffer.isCut()).isTrue();
+        assertThat(buffer.nextBatch(100, 1 << 20)).as("nothing is sent any more").isEmpty();
+        assertThat(buffer.pending()).isZero();
+        buffer.add(LogStream.LOG_STREAM_STDOUT, "later");
+        assertThat(buffer.getLastSequence()).as("the attempt's end still names its last line").isEqualTo(6);
+        assertThat(buffer.droppedAfterCut()).isEqualTo(3);
+        assertThat(buffer.isFullyAcked()).isTrue();
+        buffer.resend();
+        assertThat(buffer.nextBatch(100, 1 << 20)).as("a reconnect resends nothing").isEmpty();
     }
 }

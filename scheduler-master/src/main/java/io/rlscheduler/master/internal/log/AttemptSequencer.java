@@ -28,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * {@link LogUploads}, which copies the whole file into the artifact store; so do lines that
  * still come after an incomplete end, so that the store's copy stays the whole file.
  *
+ * <p>A task's file holds at most {@link LogSizeLimit its cap} of bytes before a cut marker: the
+ * first output line that would take it past is not written, nor any later one of the task, of
+ * any attempt; they are acknowledged all the same (the worker drops them), and an attempt whose
+ * end is recorded ends at once, incomplete unless it printed nothing after the cut.
+ *
  * <p>Confined to one I/O thread; works on the states that {@link LogStripe} gives it.
  */
 final class AttemptSequencer {
@@ -40,12 +45,17 @@ final class AttemptSequencer {
     private final LogDurability durability;
     private final LinePatience patience;
     private final LogUploads uploads;
+    private final LogSizeLimit sizeLimit;
+    private final LogEvents events;
 
-    AttemptSequencer(LogFileWriter files, LogDurability durability, LinePatience patience, LogUploads uploads) {
+    AttemptSequencer(LogFileWriter files, LogDurability durability, LinePatience patience, LogUploads uploads,
+                     LogSizeLimit sizeLimit, LogEvents events) {
         this.files = files;
         this.durability = durability;
         this.patience = patience;
         this.uploads = uploads;
+        this.sizeLimit = sizeLimit;
+        this.events = events;
     }
 
     /** Starts an attempt ({@link TaskLogManager#open}): an older epoch is stale, the same one changes nothing. */
@@ -69,6 +79,10 @@ final class AttemptSequencer {
         if (epoch > st.epoch()) {
             startAttempt(st, epoch, 0, LogFileFormat.UNKNOWN_TRACE_ID);
         }
+        if (st.isCut()) {
+            finishIfDue(st);
+            return cutWritten(st, acknowledged, chunks);
+        }
         if (acknowledged > st.lastSequence && st.phase() != LogPhase.ENDED && acknowledged <= sequenceLimit(st)) {
             skipAcknowledged(st, acknowledged);
         }
@@ -76,6 +90,9 @@ final class AttemptSequencer {
             writeChunks(st, chunks);
         }
         finishIfDue(st);
+        if (st.isCut()) {
+            return cutWritten(st, acknowledged, chunks); // this batch met the cap
+        }
         // Chunks ascend, so a batch with lines beyond a gap has its last chunk start beyond the
         // next line: writeChunks stopped there, short of the attempt's last line.
         boolean gap = !chunks.isEmpty() && st.phase() != LogPhase.ENDED
@@ -180,7 +197,7 @@ final class AttemptSequencer {
                 } else if (st.length == 0) {
                     out.line(LogFileFormat.header(LogFileFormat.UNKNOWN_TRACE_ID));
                 }
-                out.line(LogFileFormat.endMarker(finalState, complete, st.lastSequence, note));
+                out.line(LogFileFormat.endMarker(finalState, complete, st.lastSequence, st.cutAt, note));
                 files.append(st, out);
                 st.marker = null;
                 written = true;
@@ -191,7 +208,8 @@ final class AttemptSequencer {
                 files.close(st);
             }
         }
-        LogRecord endRecord = LogRecord.endOfStream(st.taskId, st.attempt(), st.epoch(), finalState, complete, note);
+        LogRecord endRecord = LogRecord.endOfStream(st.taskId, st.attempt(), st.epoch(), finalState, complete, note,
+                st.cutAt);
         st.end(endRecord, complete ? st.lastSequence : st.sequenceLimit());
         List<LogFollower> ending = st.followers.isEmpty() ? List.of() : new ArrayList<>(st.followers);
         st.followers.clear();
@@ -203,6 +221,28 @@ final class AttemptSequencer {
                 follower.end(endRecord);
             }
         }
+        attemptEnded(st);
+    }
+
+    private void attemptEnded(TaskLogState st) {
+        try {
+            events.attemptEnded(st.taskId, st.epoch());
+        } catch (RuntimeException e) {
+            log.warn("task {}: the attempt end's listener failed: {}", st.taskId, e.toString());
+        }
+    }
+
+    /**
+     * What a batch of a cut log comes to: every line it holds is acknowledged, none written
+     * beyond the cut, so the worker drops them and sends no more.
+     */
+    private static TaskLogManager.Written cutWritten(TaskLogState st, long acknowledged, List<LogChunk> chunks) {
+        long last = Math.max(st.lastSequence, acknowledged);
+        if (!chunks.isEmpty()) {
+            LogChunk tail = chunks.get(chunks.size() - 1);
+            last = Math.max(last, tail.getFirstSequence() + LogChunks.lineCount(tail.getText()) - 1);
+        }
+        return new TaskLogManager.Written(last, false, true);
     }
 
     /**
@@ -226,9 +266,15 @@ final class AttemptSequencer {
                 : st.sequenceLimit();
     }
 
+    /** Ends an attempt whose recorded end is reached, or whose missing lines a cut keeps out. */
     private void finishIfDue(TaskLogState st) {
-        if (st.phase() == LogPhase.ENDING && st.lastSequence >= st.pendingEndSequence()) {
+        if (st.phase() != LogPhase.ENDING) {
+            return;
+        }
+        if (st.lastSequence >= st.pendingEndSequence()) {
             end(st, st.pendingFinalState(), true, null);
+        } else if (st.isCut()) {
+            end(st, st.pendingFinalState(), false, sizeLimit.note(st));
         }
     }
 
@@ -245,8 +291,9 @@ final class AttemptSequencer {
 
     /**
      * Writes the lines of {@code chunks} that come next (skipping those already written, up to
-     * a gap or the attempt's last line) with one write, then hands each chunk's written part to
-     * the live followers as one block of file bytes.
+     * a gap, the attempt's last line, or the task's size cap, where it writes the cut marker)
+     * with one write, then hands each chunk's written part to the live followers as one block of
+     * file bytes.
      */
     private void writeChunks(TaskLogState st, List<LogChunk> chunks) throws IOException {
         // No line above the attempt's last: once it ended complete, or once its worker said
@@ -255,9 +302,14 @@ final class AttemptSequencer {
             return; // duplicates only, or beyond the end: leave a closed file closed
         }
         files.open(st);
+        if (st.isCut()) {
+            return; // opening read the file again, and another master had cut it
+        }
         // Opening the file may have read it again (another master wrote to it): go on from there.
         long last = st.lastSequence;
         long limit = sequenceLimit(st);
+        long room = sizeLimit.room(st);
+        boolean full = false;
         out.reset();
         pendingMarker(st);
         List<LiveBlock> blocks = st.followers.isEmpty() ? null : new ArrayList<>(chunks.size());
@@ -282,19 +334,27 @@ final class AttemptSequencer {
                 break; // a gap: the worker resends from the acknowledgement
             }
             int blockStart = out.size();
-            int lines = out.copyLines(bytes, pos, n, limit - last);
-            if (blocks != null) {
+            int lines = out.copyLines(bytes, pos, n, limit - last, room);
+            if (blocks != null && lines > 0) {
                 blocks.add(new LiveBlock(st.attempt(), st.epoch(), LiveBlock.streamOf(chunk.getStream()), last + 1, lines,
                         out.copy(blockStart, out.size()), st.length + blockStart));
             }
             last += lines;
+            if (out.isFull()) {
+                full = true;
+                break;
+            }
         }
-        if (last == st.lastSequence) {
+        long cutAt = full ? sizeLimit.cutMarker(st, out) : -1;
+        if (last == st.lastSequence && cutAt < 0) {
             return;
         }
         files.append(st, out);
         st.marker = null;
         st.lastSequence = last;
+        if (cutAt >= 0) {
+            sizeLimit.cut(st, cutAt);
+        }
         if (blocks != null) {
             offerLive(st, blocks);
         }

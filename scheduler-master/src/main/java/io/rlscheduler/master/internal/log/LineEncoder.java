@@ -23,6 +23,7 @@ final class LineEncoder {
     private int size;
     private byte[] scratch = new byte[KEEP];
     private long linesSkipped;
+    private boolean full;
 
     /** Empties the output (and lets a buffer grown for a large batch go). */
     void reset() {
@@ -77,11 +78,25 @@ final class LineEncoder {
      * per run of lines between escapes (usually the whole chunk).
      */
     int copyLines(byte[] text, int pos, int n, long maxLines) {
+        return copyLines(text, pos, n, maxLines, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #copyLines(byte[], int, int, long)}, stopping before the first line that would
+     * make the output longer than {@code maxSize} bytes; {@link #isFull()} then says so.
+     */
+    int copyLines(byte[] text, int pos, int n, long maxLines, long maxSize) {
         int lines = 0;
         int runStart = pos;
+        full = false;
         while (pos < n && lines < maxLines) {
             int end = lineEnd(text, pos, n);
-            if (text[pos] == '#' && end - pos >= RESERVED_PREFIX.length && startsWithReserved(text, pos)) {
+            boolean escape = text[pos] == '#' && end - pos >= RESERVED_PREFIX.length && startsWithReserved(text, pos);
+            if ((long) size + (end + 1 - runStart) + (escape ? ESCAPE_PREFIX.length : 0) > maxSize) {
+                full = true;
+                break;
+            }
+            if (escape) {
                 put(text, runStart, pos - runStart);
                 put(ESCAPE_PREFIX, 0, ESCAPE_PREFIX.length);
                 runStart = pos;
@@ -91,6 +106,11 @@ final class LineEncoder {
         }
         put(text, runStart, pos - runStart);
         return lines;
+    }
+
+    /** Returns whether the last {@link #copyLines} stopped at its size bound, a line left over. */
+    boolean isFull() {
+        return full;
     }
 
     /** Returns the number of bytes in the output. */

@@ -36,7 +36,7 @@ final class LogCursor {
                 return true;
             }
             default -> {
-                return false; // the header, an end marker
+                return false; // the header, an end or cut marker
             }
         }
     }
@@ -50,7 +50,7 @@ final class LogCursor {
 
     /** Returns the END_OF_STREAM record of an end marker read at this point. */
     LogRecord endRecord(String taskId, LogFileFormat.Line end) {
-        return LogRecord.endOfStream(taskId, attempt, epoch, end.finalState(), end.complete(), end.reason());
+        return LogRecord.endOfStream(taskId, attempt, epoch, end.finalState(), end.complete(), end.reason(), end.cutAt());
     }
 
     /** Returns the attempt number of the last marker; 0 before any. */

@@ -12,9 +12,10 @@ import java.nio.file.Path;
  * TRACE_ID:&lt;traceId&gt;                        first line, written when the file is created
  * ##RLS_ATTEMPT attempt=&lt;n&gt; epoch=&lt;e&gt;          an attempt (lease epoch) starts; n is 0 when not known
  * &lt;text&gt;                                   the attempt's output lines, sequence 1, 2, 3, ... in order
- * ##RLS_END state=&lt;S&gt; complete=&lt;b&gt; last=&lt;n&gt; [reason=&lt;text&gt;]
+ * ##RLS_END state=&lt;S&gt; complete=&lt;b&gt; last=&lt;n&gt; [cut=&lt;k&gt;] [reason=&lt;text&gt;]
  *                                          the attempt ended (optional; at most one per attempt)
  * ##RLS_ATTEMPT attempt=&lt;n+1&gt; epoch=&lt;e2&gt;       the next attempt, and so on
+ * ##RLS_CUT at=&lt;k&gt; limit=&lt;m&gt;                 the log is cut: no output line follows (at most one per file)
  * </pre>
  *
  * <p>An end marker's state is the name of the {@link TaskState} the attempt ended in, or
@@ -23,6 +24,11 @@ import java.nio.file.Path;
  * master, with a log directory of its own, acknowledged them, or a crash lost what the operating
  * system had not yet written). It is written where such a gap begins: as the attempt's first
  * marker, or as a second marker of the same attempt after the lines this file does have.
+ *
+ * <p>A cut marker says that the file reached the task's size limit of m bytes: it held k bytes
+ * (k &le; m) when the next output line would have taken it past m, so that line and every later
+ * output line of the task, of any attempt, is not stored. Attempt and end markers still follow it;
+ * every end marker after it carries {@code cut=<k>}.
  *
  * <p>Output text is stored as it was printed, except that CR and LF inside it become spaces (one
  * output line is one file line) and a line that begins with {@code ##RLS_} is stored behind the
@@ -41,26 +47,29 @@ final class LogFileFormat {
     static final String HEADER_PREFIX = "TRACE_ID:";
     static final String ATTEMPT_PREFIX = "##RLS_ATTEMPT ";
     static final String END_PREFIX = "##RLS_END ";
+    static final String CUT_PREFIX = "##RLS_CUT ";
     static final String ESCAPE_PREFIX = "##RLS_TEXT ";
     static final String RESERVED_PREFIX = "##RLS_";
     private static final String REASON_KEY = "reason=";
+    private static final String CUT_KEY = "cut=";
     /** The state token of an end whose state is not known. */
     private static final String UNKNOWN_STATE = "UNKNOWN";
 
     /** What a file line is. */
-    enum Kind { HEADER, ATTEMPT, END, TEXT }
+    enum Kind { HEADER, ATTEMPT, END, CUT, TEXT }
 
     /**
      * One parsed file line. Fields not belonging to its kind are 0, false or null; for an
      * attempt marker, {@code last} is its {@code after} (0 without one): the sequence number
      * before its next line. An end marker's {@code finalState} is null when its token names no
-     * {@link TaskState}.
+     * {@link TaskState}. {@code cutAt} is a cut marker's {@code at}, or an end marker's
+     * {@code cut}; -1 for every other line.
      */
     record Line(Kind kind, String text, int attempt, long epoch, TaskState finalState, boolean complete, long last,
-            String reason) {
+            String reason, long cutAt) {
 
         static Line text(String text) {
-            return new Line(Kind.TEXT, text, 0, 0, null, false, 0, null);
+            return new Line(Kind.TEXT, text, 0, 0, null, false, 0, null, -1);
         }
     }
 
@@ -111,9 +120,20 @@ final class LogFileFormat {
      * null.
      */
     static String endMarker(TaskState finalState, boolean complete, long last, String reason) {
+        return endMarker(finalState, complete, last, -1, reason);
+    }
+
+    /** As {@link #endMarker(TaskState, boolean, long, String)}, for a log cut at {@code cutAt} bytes (-1: not cut). */
+    static String endMarker(TaskState finalState, boolean complete, long last, long cutAt, String reason) {
         String state = finalState == null ? UNKNOWN_STATE : finalState.name();
-        String line = END_PREFIX + "state=" + state + " complete=" + complete + " last=" + last;
+        String line = END_PREFIX + "state=" + state + " complete=" + complete + " last=" + last
+                + (cutAt >= 0 ? " " + CUT_KEY + cutAt : "");
         return reason == null ? line : line + " " + REASON_KEY + oneLine(reason);
+    }
+
+    /** Returns the marker line that cuts a log of {@code at} bytes at its limit of {@code limit} bytes. */
+    static String cutMarker(long at, long limit) {
+        return CUT_PREFIX + "at=" + at + " limit=" + limit;
     }
 
     /** Returns the state an end marker's token names, or null ({@code UNKNOWN}, or not a state's name). */
@@ -139,7 +159,7 @@ final class LogFileFormat {
      */
     static Line parse(String line, boolean firstLine) {
         if (firstLine && line.startsWith(HEADER_PREFIX)) {
-            return new Line(Kind.HEADER, line.substring(HEADER_PREFIX.length()), 0, 0, null, false, 0, null);
+            return new Line(Kind.HEADER, line.substring(HEADER_PREFIX.length()), 0, 0, null, false, 0, null, -1);
         }
         if (!line.startsWith(RESERVED_PREFIX)) {
             return Line.text(line);
@@ -153,6 +173,9 @@ final class LogFileFormat {
             }
             if (line.startsWith(END_PREFIX)) {
                 return parseEnd(line.substring(END_PREFIX.length()));
+            }
+            if (line.startsWith(CUT_PREFIX)) {
+                return parseCut(line.substring(CUT_PREFIX.length()));
             }
         } catch (IllegalArgumentException malformed) {
             // Not written by us (we escape every output line starting with ##RLS_): keep it as text.
@@ -176,7 +199,20 @@ final class LogFileFormat {
         if (attempt == null || epoch == null || after < 0) {
             throw new IllegalArgumentException("incomplete attempt marker");
         }
-        return new Line(Kind.ATTEMPT, null, attempt, epoch, null, false, after, null);
+        return new Line(Kind.ATTEMPT, null, attempt, epoch, null, false, after, null, -1);
+    }
+
+    private static Line parseCut(String fields) {
+        long at = -1;
+        for (String field : fields.split(" ")) {
+            if (field.startsWith("at=")) {
+                at = Long.parseLong(field.substring("at=".length()));
+            }
+        }
+        if (at < 0) {
+            throw new IllegalArgumentException("incomplete cut marker");
+        }
+        return new Line(Kind.CUT, null, 0, 0, null, false, 0, null, at);
     }
 
     private static Line parseEnd(String fields) {
@@ -189,8 +225,11 @@ final class LogFileFormat {
         String state = null;
         Boolean complete = null;
         long last = 0;
+        long cutAt = -1;
         for (String field : fields.split(" ")) {
-            if (field.startsWith("state=")) {
+            if (field.startsWith(CUT_KEY)) {
+                cutAt = Long.parseLong(field.substring(CUT_KEY.length()));
+            } else if (field.startsWith("state=")) {
                 state = field.substring("state=".length());
             } else if (field.startsWith("complete=")) {
                 complete = Boolean.parseBoolean(field.substring("complete=".length()));
@@ -201,6 +240,6 @@ final class LogFileFormat {
         if (state == null || complete == null) {
             throw new IllegalArgumentException("incomplete end marker");
         }
-        return new Line(Kind.END, null, 0, 0, stateOf(state), complete, last, reason);
+        return new Line(Kind.END, null, 0, 0, stateOf(state), complete, last, reason, cutAt);
     }
 }

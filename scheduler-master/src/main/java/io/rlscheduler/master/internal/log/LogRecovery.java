@@ -14,10 +14,11 @@ import org.slf4j.LoggerFactory;
  * Rebuilds a task's log state from its file. The file is the only durable state of a log
  * (besides the task record's line count, which stands for the file an attempt that printed
  * nothing does not have): the last attempt marker gives the current epoch and attempt, the
- * output lines after it the last sequence written, and an end marker after it says the attempt
- * ended. A last line without LF (cut short by a crash, so never acknowledged) is cut off: the
- * worker resends it. What only memory holds and the file cannot yet (an attempt started here
- * whose marker is not written, a completion waiting for its last lines) is carried over.
+ * output lines after it the last sequence written, an end marker after it says the attempt
+ * ended, and a cut marker that the log reached the task's size limit. A last line without LF
+ * (cut short by a crash, so never acknowledged) is cut off: the worker resends it. What only
+ * memory holds and the file cannot yet (an attempt started here whose marker is not written, a
+ * completion waiting for its last lines) is carried over.
  *
  * <p>It runs the first time a task is touched after the manager was created (a restarted master,
  * a standby taking over) or after its state was dropped from the cache, after an I/O error, and
@@ -51,6 +52,7 @@ final class LogRecovery {
                 ? st.endRecord() : null;
         st.forget();
         st.length = 0;
+        st.cutAt = -1;
         // java.io.File.exists: Files.exists throws (and catches) an exception for a missing
         // file, which is what every new task's first touch finds. It follows links; a dangling
         // link then counts as missing and the write that comes next refuses it (NOFOLLOW_LINKS).
@@ -100,6 +102,7 @@ final class LogRecovery {
                         end = cursor.endRecord(st.taskId, parsed);
                         limit = parsed.complete() ? parsed.last() : Long.MAX_VALUE;
                     }
+                    case CUT -> st.cutAt = parsed.cutAt();
                     default -> {
                         // an output line (counted by the cursor), or the header
                     }

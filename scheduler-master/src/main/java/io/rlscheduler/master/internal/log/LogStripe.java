@@ -49,7 +49,8 @@ final class LogStripe {
 
     LogStripe(int index, Path directory, int maxOpenFiles, int maxCachedTasks, AtomicInteger openFiles,
               LogDurability durability, TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis,
-              long linePatienceNanos, LogUploads uploads, LogRestores restores) {
+              long linePatienceNanos, LogUploads uploads, LogRestores restores, LogSizeLimit sizeLimit,
+              LogEvents events) {
         this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 LogThreads.named("rls-log-io-" + index + "-"));
         this.directory = directory;
@@ -57,7 +58,7 @@ final class LogStripe {
         this.files = new LogFileWriter(maxOpenFiles, openFiles);
         this.durability = durability;
         this.patience = new LinePatience(linePatienceNanos);
-        this.sequencer = new AttemptSequencer(files, durability, patience, uploads);
+        this.sequencer = new AttemptSequencer(files, durability, patience, uploads, sizeLimit, events);
         this.lookups = new RecordLookups(recordLookup, lookupTimeoutMillis, executor, this::trim, restores, directory);
     }
 

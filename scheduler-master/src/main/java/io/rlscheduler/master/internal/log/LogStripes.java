@@ -46,14 +46,15 @@ final class LogStripes {
 
     LogStripes(Path directory, TaskLogManager.Limits limits, TaskLogManager.FileForcer forcer,
                TaskLogManager.RecordLookup recordLookup, LongSupplier lookupTimeoutMillis, LogUploads uploads,
-               LogRestores restores) {
+               LogRestores restores, LogSizeLimit sizeLimit, LogEvents events) {
         int perStripeFiles = Math.max(1, limits.maxOpenFiles() / limits.ioThreads());
         int perStripeTasks = Math.max(1, limits.maxCachedTasks() / limits.ioThreads());
         this.durability = new LogDurability(limits.syncThreads(), forcer);
         this.stripes = new LogStripe[limits.ioThreads()];
         for (int i = 0; i < stripes.length; i++) {
             stripes[i] = new LogStripe(i, directory, perStripeFiles, perStripeTasks, openFiles, durability,
-                    recordLookup, lookupTimeoutMillis, limits.linePatience().toNanos(), uploads, restores);
+                    recordLookup, lookupTimeoutMillis, limits.linePatience().toNanos(), uploads, restores, sizeLimit,
+                    events);
         }
         this.delivery = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 LogThreads.named("rls-log-follow-"));

@@ -39,6 +39,10 @@ import java.util.function.Consumer;
  * is brought back from it before anything else is done with that task ({@code LogRestores}): so
  * any master serves the whole log of an ended run, whichever master wrote it.
  *
+ * <p>A task's file holds at most {@link Limits#maxLogBytes()} before it is cut ({@code LogSizeLimit}):
+ * later lines are acknowledged and dropped ({@link Written#cut()}), and {@link LogEvents} tells of
+ * the cut as of every attempt's end.
+ *
  * <p>Thread-safe. {@link #close()} flushes and closes the files, ends all followers and stops the
  * threads.
  */
@@ -70,14 +74,20 @@ public final class TaskLogManager implements AutoCloseable {
      * @param linePatience          how long a completion ({@link #complete}) waits for the
      *                              attempt's lines it lacks before the attempt ends with those it
      *                              has, marked incomplete (its worker died before sending them)
+     * @param maxLogBytes           the most bytes of a task's log file, over all its attempts,
+     *                              before it is cut: the output line that would take it past this
+     *                              and every later one are not written (acknowledged all the same),
+     *                              and a cut marker says so (see {@link LogFileFormat})
      */
     public record Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity,
-                         int syncThreads, Duration linePatience) {
+                         int syncThreads, Duration linePatience, long maxLogBytes) {
 
         /** Default number of sync threads: {@value}. */
         public static final int DEFAULT_SYNC_THREADS = 4;
         /** Default patience for an attempt's missing last lines: 4 minutes, twice the default task lease. */
         public static final Duration DEFAULT_LINE_PATIENCE = Duration.ofMinutes(4);
+        /** Default most bytes of one task's log file: 4 GiB. */
+        public static final long DEFAULT_MAX_LOG_BYTES = 4L << 30;
 
         /** Checks that each limit is positive. */
         public Limits {
@@ -90,6 +100,16 @@ public final class TaskLogManager implements AutoCloseable {
             if (linePatience.isNegative() || linePatience.isZero()) {
                 throw new IllegalArgumentException("linePatience must be positive, was " + linePatience);
             }
+            if (maxLogBytes <= 0) {
+                throw new IllegalArgumentException("maxLogBytes must be positive, was " + maxLogBytes);
+            }
+        }
+
+        /** Limits with the default most bytes per task's log, {@link #DEFAULT_MAX_LOG_BYTES}. */
+        public Limits(int ioThreads, int maxOpenFiles, int maxCachedTasks, int followerQueueCapacity, int syncThreads,
+                      Duration linePatience) {
+            this(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, syncThreads, linePatience,
+                    DEFAULT_MAX_LOG_BYTES);
         }
 
         /** Limits with the default patience for missing lines, {@link #DEFAULT_LINE_PATIENCE}. */
@@ -99,7 +119,14 @@ public final class TaskLogManager implements AutoCloseable {
 
         /** Returns these limits with another patience for an attempt's missing last lines. */
         public Limits withLinePatience(Duration patience) {
-            return new Limits(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, syncThreads, patience);
+            return new Limits(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, syncThreads, patience,
+                    maxLogBytes);
+        }
+
+        /** Returns these limits with another most bytes per task's log file. */
+        public Limits withMaxLogBytes(long bytes) {
+            return new Limits(ioThreads, maxOpenFiles, maxCachedTasks, followerQueueCapacity, syncThreads, linePatience,
+                    bytes);
         }
 
         /** Limits with the default number of sync threads, {@value #DEFAULT_SYNC_THREADS}. */
@@ -109,7 +136,7 @@ public final class TaskLogManager implements AutoCloseable {
 
         /**
          * Returns the defaults: half the processors as I/O threads (1 to 4), 256 open files,
-         * 4096 cached tasks, 4096 queued lines per follower, 4 sync threads.
+         * 4096 cached tasks, 4096 queued lines per follower, 4 sync threads, 4 GiB per task's log.
          */
         public static Limits defaults() {
             int threads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors() / 2));
@@ -128,6 +155,7 @@ public final class TaskLogManager implements AutoCloseable {
     private final LogStripes stripes;
     private final LogUploads uploads;
     private final LogRestores restores;
+    private final LogSizeLimit sizeLimit;
     private volatile long lookupTimeoutMillis = LOOKUP_TIMEOUT_MILLIS;
     private final Set<LogFollower> followers = ConcurrentHashMap.newKeySet();
 
@@ -164,7 +192,7 @@ public final class TaskLogManager implements AutoCloseable {
      * @throws UncheckedIOException if the directory cannot be created
      */
     public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup) {
-        this(directory, limits, LogDurability::force, recordLookup, null, () -> false);
+        this(directory, limits, LogDurability::force, recordLookup, null, () -> false, LogEvents.NONE);
     }
 
     /**
@@ -186,7 +214,16 @@ public final class TaskLogManager implements AutoCloseable {
      */
     public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup, ArtifactStore store,
                           BooleanSupplier leading) {
-        this(directory, limits, LogDurability::force, recordLookup, store, leading);
+        this(directory, limits, recordLookup, store, leading, LogEvents.NONE);
+    }
+
+    /**
+     * As {@link #TaskLogManager(Path, Limits, RecordLookup, ArtifactStore, BooleanSupplier)},
+     * telling {@code events} of attempts' ends and logs' cuts as they happen.
+     */
+    public TaskLogManager(Path directory, Limits limits, RecordLookup recordLookup, ArtifactStore store,
+                          BooleanSupplier leading, LogEvents events) {
+        this(directory, limits, LogDurability::force, recordLookup, store, leading, events);
     }
 
     /** Forces a file's data to disk. A seam for tests, which need to hold a force up. */
@@ -243,17 +280,17 @@ public final class TaskLogManager implements AutoCloseable {
 
     /** As {@link #TaskLogManager(Path, Limits)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer) {
-        this(directory, limits, forcer, RecordLookup.NONE, null, () -> false);
+        this(directory, limits, forcer, RecordLookup.NONE, null, () -> false, LogEvents.NONE);
     }
 
     /** As {@link #TaskLogManager(Path, Limits, RecordLookup)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup) {
-        this(directory, limits, forcer, recordLookup, null, () -> false);
+        this(directory, limits, forcer, recordLookup, null, () -> false, LogEvents.NONE);
     }
 
-    /** As {@link #TaskLogManager(Path, Limits, RecordLookup, ArtifactStore, BooleanSupplier)}, forcing files with {@code forcer}. */
+    /** As {@link #TaskLogManager(Path, Limits, RecordLookup, ArtifactStore, BooleanSupplier, LogEvents)}, forcing files with {@code forcer}. */
     TaskLogManager(Path directory, Limits limits, FileForcer forcer, RecordLookup recordLookup, ArtifactStore store,
-                   BooleanSupplier leading) {
+                   BooleanSupplier leading, LogEvents events) {
         this.limits = Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(forcer, "forcer");
         Objects.requireNonNull(recordLookup, "recordLookup");
@@ -265,8 +302,9 @@ public final class TaskLogManager implements AutoCloseable {
         }
         this.uploads = new LogUploads(store, Objects.requireNonNull(leading, "leading"));
         this.restores = new LogRestores(store);
+        this.sizeLimit = new LogSizeLimit(limits.maxLogBytes(), Objects.requireNonNull(events, "events"));
         this.stripes = new LogStripes(this.directory, limits, forcer, recordLookup, () -> lookupTimeoutMillis, uploads,
-                restores);
+                restores, sizeLimit, events);
     }
 
     /** Returns the directory of the log files (absolute). */
@@ -362,12 +400,20 @@ public final class TaskLogManager implements AutoCloseable {
     }
 
     /**
-     * What a batch came to: the value to acknowledge (as {@link #appendChunks} returns it), and
+     * What a batch came to: the value to acknowledge (as {@link #appendChunks} returns it),
      * whether the batch holds lines beyond a gap, i.e. lines before them that the attempt's log
-     * would take are missing (the sender must resend what it has after {@code acked}). Never a gap
-     * for a stale batch, an ended attempt, or lines beyond the attempt's last.
+     * would take are missing (the sender must resend what it has after {@code acked}), and
+     * whether the task's log is cut at its size limit ({@link Limits#maxLogBytes()}): then
+     * {@code acked} covers every line of the batch, written or not, and no later line of the task
+     * is written. Never a gap for a stale batch, an ended attempt, a cut log, or lines beyond the
+     * attempt's last.
      */
-    public record Written(long acked, boolean gap) {
+    public record Written(long acked, boolean gap, boolean cut) {
+
+        /** What a batch of a log that is not cut came to. */
+        public Written(long acked, boolean gap) {
+            this(acked, gap, false);
+        }
     }
 
     /**
@@ -578,6 +624,11 @@ public final class TaskLogManager implements AutoCloseable {
     /** Returns the uploads' figures now. */
     public Uploads uploads() {
         return new Uploads(uploads.pending(), uploads.refused(), uploads.stored());
+    }
+
+    /** Returns how many task logs this manager cut at {@link Limits#maxLogBytes()} since start. */
+    public long logsCut() {
+        return sizeLimit.cuts();
     }
 
     // ---- argument checks -----------------------------------------------------------------------

@@ -51,6 +51,12 @@ final class TaskLogState {
      * while the state is cached, even if the record told nothing.
      */
     boolean recordLookedUp;
+    /**
+     * Where the file was cut at the task's size limit: the bytes before its cut marker; -1 while
+     * not cut. A property of the file, not of an attempt (the limit is per task): once cut, no
+     * output line of any attempt is written again ({@link LogSizeLimit}).
+     */
+    long cutAt = -1;
     /** The open append channel, or null while closed ({@link LogFileWriter}). */
     FileChannel writer;
     /** Followers receiving this task's lines live, in subscription order. */
@@ -107,6 +113,11 @@ final class TaskLogState {
     /** No file (or an empty one) and no attempt started, ended or pending here. */
     boolean knowsNothing() {
         return length == 0 && phase == LogPhase.NONE;
+    }
+
+    /** Returns whether the file was cut at the task's size limit. */
+    boolean isCut() {
+        return cutAt >= 0;
     }
 
     /** Returns whether dropping this state loses nothing the file cannot give back. */

@@ -21,6 +21,9 @@
  *       acknowledgement), an older epoch is stale, a newer one starts its attempt.</li>
  *   <li>{@code LinePatience}: how long an end recorded in Redis waits for the attempt's last
  *       lines before the log ends with those it has, marked incomplete.</li>
+ *   <li>{@code LogSizeLimit}: the cap on one task's log file, the cut marker written where the
+ *       next line would pass it, and telling of the cut ({@code LogEvents}, which also tells of
+ *       attempts' ends).</li>
  *   <li>{@code LineEncoder}: the bytes of one write (markers, output lines with CRs made spaces
  *       and {@code ##RLS_} escaped), from each chunk's bytes in one pass.</li>
  *   <li>{@code LogFileWriter}: opening, appending to and closing the files, at most about
