@@ -1,6 +1,7 @@
 package io.rlscheduler.master;
 
 import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.protocol.RejectReason;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
@@ -32,12 +33,13 @@ public final class HealthSnapshot {
     private final int logUploadsPending;
     private final long logUploadsRefused;
     private final List<WorkerUsage> connectedWorkerUsage;
+    private final Map<RejectReason, Long> refusedHellos;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
-                   List<WorkerUsage> connectedWorkerUsage) {
+                   List<WorkerUsage> connectedWorkerUsage, Map<RejectReason, Long> refusedHellos) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -65,6 +67,9 @@ public final class HealthSnapshot {
         this.logUploadsPending = logUploadsPending;
         this.logUploadsRefused = logUploadsRefused;
         this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
+        EnumMap<RejectReason, Long> refused = new EnumMap<>(RejectReason.class);
+        refused.putAll(refusedHellos);
+        this.refusedHellos = Collections.unmodifiableMap(refused);
     }
 
     /** Returns this master's id. */
@@ -146,6 +151,19 @@ public final class HealthSnapshot {
      */
     public List<WorkerUsage> getWorkerUsage() { return connectedWorkerUsage; }
 
+    /**
+     * Returns the hellos this master refused since start, by reason (every reason present, zero
+     * where none; unmodifiable): {@code DUPLICATE_SESSION} (another process said hello with the id
+     * of a registered worker), {@code KEY_REVOKED}, {@code BAD_KEY}, {@code UNKNOWN_WORKER},
+     * {@code AUTHENTICATION_FAILED} and the others; {@code NOT_LEADER} counts the workers a
+     * standby sent on to the leader, and {@code UNSPECIFIED} the hellos it could not check (Redis
+     * away, too many signature checks waiting). Each refusal is also logged with the peer.
+     */
+    public Map<RejectReason, Long> getRefusedHellos() { return refusedHellos; }
+
+    /** Returns how many hellos were refused for {@code reason} since start. */
+    public long getRefusedHellos(RejectReason reason) { return refusedHellos.getOrDefault(reason, 0L); }
+
     @Override
     public String toString() {
         return "HealthSnapshot{master=" + masterId + ", leader=" + leader + ", transport=" + transport + ", connectedWorkers=" + connectedWorkers
@@ -155,6 +173,7 @@ public final class HealthSnapshot {
                 + pendingEventLoopTasks + ", dispatchRounds=" + dispatchRounds + ", tasksDispatched=" + tasksDispatched
                 + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
-                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", workerUsage=" + connectedWorkerUsage + '}';
+                + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", workerUsage=" + connectedWorkerUsage
+                + ", refusedHellos=" + refusedHellos + '}';
     }
 }

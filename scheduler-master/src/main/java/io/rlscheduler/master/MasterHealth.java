@@ -13,6 +13,7 @@ import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
+import io.rlscheduler.master.internal.auth.HelloRefusals;
 import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.ResourceUsage;
@@ -39,9 +40,10 @@ final class MasterHealth {
     private final Reaper reaper;
     private final TaskWatcher watcher;
     private final TaskLogManager logs;
+    private final HelloRefusals refusals;
 
     MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
-                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs) {
+                 Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HelloRefusals refusals) {
         this.masterId = masterId;
         this.core = core;
         this.registry = registry;
@@ -51,6 +53,7 @@ final class MasterHealth {
         this.reaper = reaper;
         this.watcher = watcher;
         this.logs = logs;
+        this.refusals = refusals;
     }
 
     /** Waits for one Redis answer within the API timeout. */
@@ -76,7 +79,7 @@ final class MasterHealth {
                 await.await(running).getTotal(), rpc.eventLoops(), rpc.pendingEventLoopTasks(),
                 dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
                 load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), uploads.pending(),
-                uploads.refused(), usage());
+                uploads.refused(), usage(), refusals.snapshot());
     }
 
     /** What the connected workers' last heartbeats said of their machines, by worker id. */

@@ -38,6 +38,7 @@ import java.util.Objects;
  *  protocolOptions    ProtocolOptions         codec settings (maximum frame length)
  *  transport          epoll, else NIO         socket transport
  *  standbyOnly        false                   never seeks the leadership lease
+ *  workerKeysRequired false                   accept only hellos made with a worker key
  * </pre>
  *
  * <p>The default artifact store is a directory beside the log directory, so that one machine's
@@ -93,6 +94,7 @@ public final class MasterOptions {
     private final ProtocolOptions protocolOptions;
     private final NettyTransport transport;
     private final boolean standbyOnly;
+    private final boolean workerKeysRequired;
 
     private MasterOptions(Builder b) {
         this.bindHost = b.bindHost;
@@ -113,6 +115,7 @@ public final class MasterOptions {
         this.protocolOptions = b.protocolOptions;
         this.transport = b.transport;
         this.standbyOnly = b.standbyOnly;
+        this.workerKeysRequired = b.workerKeysRequired;
     }
 
     /** Returns a builder with every setting at its default. */
@@ -146,6 +149,7 @@ public final class MasterOptions {
         b.protocolOptions = protocolOptions;
         b.transport = transport;
         b.standbyOnly = standbyOnly;
+        b.workerKeysRequired = workerKeysRequired;
         return b;
     }
 
@@ -184,6 +188,8 @@ public final class MasterOptions {
     public ProtocolOptions getProtocolOptions() { return protocolOptions; }
     public NettyTransport getTransport() { return transport; }
     public boolean isStandbyOnly() { return standbyOnly; }
+    /** Returns whether only hellos made with a worker key are accepted (default false: the shared secret too). */
+    public boolean isWorkerKeysRequired() { return workerKeysRequired; }
 
     @Override
     public String toString() {
@@ -193,7 +199,8 @@ public final class MasterOptions {
                 + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
                 + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
                 + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
-                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly + '}';
+                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly
+                + ", workerKeysRequired=" + workerKeysRequired + '}';
     }
 
     /** Builds {@link MasterOptions}; each setter validates at once. Not thread-safe. */
@@ -216,6 +223,7 @@ public final class MasterOptions {
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
         private boolean standbyOnly;
+        private boolean workerKeysRequired;
 
         private Builder() {
         }
@@ -360,6 +368,16 @@ public final class MasterOptions {
         /** Sets the socket transport; default epoll where available, else NIO. */
         public Builder transport(NettyTransport transport) {
             this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
+        }
+
+        /**
+         * Makes the master accept only hellos made with a worker key (default false: it accepts
+         * the shared secret too, for small labs). Either way a worker id that has a key must say
+         * hello with it, and a revoked one is refused (SchedulerMaster.workerKeys()).
+         */
+        public Builder workerKeysRequired(boolean required) {
+            this.workerKeysRequired = required;
             return this;
         }
 

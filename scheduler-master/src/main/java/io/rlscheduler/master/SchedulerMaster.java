@@ -31,6 +31,7 @@ import io.rlscheduler.master.internal.MasterContext;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
+import io.rlscheduler.master.internal.auth.WorkerAuthentication;
 import io.rlscheduler.protocol.CancelReason;
 import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.HandshakeProof;
@@ -109,6 +110,8 @@ public final class SchedulerMaster implements AutoCloseable {
     private MasterHealth health;
     private TaskQueries queries;
     private ScheduledExecutorService timers;
+    private WorkerAuthentication auth;
+    private WorkerKeys workerKeys;
 
     private SchedulerMaster(Builder b, MasterOptions options) {
         this.options = options;
@@ -162,8 +165,12 @@ public final class SchedulerMaster implements AutoCloseable {
             dispatcher = new Dispatcher(core, elector::current, registry, logs::openAll, options.getDispatchBatch());
             watcher = new TaskWatcher(core, dispatcher, logs, elector::isLeader);
             watcher.start();
+            auth = new WorkerAuthentication(core.workerKeys()::helloRecord, options.isWorkerKeysRequired(), registry,
+                    options.getHandshakeTimeout());
+            watcher.addListener(auth.revocations());
+            workerKeys = new MasterWorkerKeys(core.workerKeys(), this::await);
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
-                    options.getHandshakeTimeout().toMillis(), elector::current);
+                    options.getHandshakeTimeout().toMillis(), elector::current, auth);
             rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
                     options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
@@ -172,7 +179,7 @@ public final class SchedulerMaster implements AutoCloseable {
                 return t;
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
-            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs);
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, auth.refusals());
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
             elector.elect();
@@ -368,6 +375,15 @@ public final class SchedulerMaster implements AutoCloseable {
         watcher.removeListener(listener);
     }
 
+    /**
+     * Returns the worker keys of this namespace: issue, rotate and revoke one credential per
+     * worker machine, and list them (see {@link WorkerKeys}).
+     */
+    public WorkerKeys workerKeys() {
+        requireRunning();
+        return workerKeys;
+    }
+
     /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher, event-stream and log figures. */
     public HealthSnapshot health() {
         requireRunning();
@@ -478,6 +494,9 @@ public final class SchedulerMaster implements AutoCloseable {
             closeWorkerConnections();
             if (rpc != null) {
                 rpc.shutdownEventLoops();
+            }
+            if (auth != null) {
+                auth.close();
             }
             if (watcher != null) {
                 watcher.close();
@@ -697,6 +716,12 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#transport}. */
         public Builder transport(NettyTransport transport) {
             options.transport(transport);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerKeysRequired}. */
+        public Builder workerKeysRequired(boolean required) {
+            options.workerKeysRequired(required);
             return this;
         }
 

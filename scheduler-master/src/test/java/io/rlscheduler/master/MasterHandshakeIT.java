@@ -66,10 +66,14 @@ class MasterHandshakeIT {
     private EventLoopGroup group;
 
     @BeforeEach
-    void start(TestRedis redis, RedisNamespace ns) {
+    void start(TestRedis redis, RedisNamespace ns, io.lettuce.core.RedisClient client) {
+        CoreOptions options = CoreOptions.builder().namespace(ns.name()).build();
         master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
-                .coreOptions(CoreOptions.builder().namespace(ns.name()).build()).logDirectory(dir.resolve("logs"))
+                .coreOptions(options).logDirectory(dir.resolve("logs"))
                 .handshakeTimeout(Duration.ofSeconds(2)).build().start();
+        // Workers register in Redis before they say hello (a master refuses an id it does not know).
+        HelloClient.register(client, options, "w1", "s-1");
+        HelloClient.register(client, options, "w-new", "s-1");
         group = NettyTransport.nio().newGroup(1, "test-client");
     }
 

@@ -1,6 +1,7 @@
 package io.rlscheduler.master.internal;
 
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.master.internal.auth.WorkerAuthentication;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 
 /** What every worker connection of a master shares. Immutable apart from the components' own state. */
@@ -14,11 +15,14 @@ public final class MasterContext {
     final TaskLogManager logs;
     final long handshakeTimeoutMillis;
     final java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership;
+    final WorkerAuthentication auth;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
-                         java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership) {
+                         java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
+                         WorkerAuthentication auth) {
         this.leadership = leadership;
+        this.auth = auth;
         this.masterId = masterId;
         this.secret = secret.clone();
         this.coreOptions = coreOptions;
