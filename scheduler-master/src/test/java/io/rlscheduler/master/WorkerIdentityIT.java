@@ -1,10 +1,6 @@
 package io.rlscheduler.master;
 
-import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
-import io.lettuce.core.api.sync.RedisCommands;
 import io.netty.channel.EventLoopGroup;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.WorkerRevokedException;
@@ -269,35 +265,10 @@ class WorkerIdentityIT {
             secrets.add(material.substring(material.lastIndexOf(':') + 1));
         }
         master.workerKeys().revoke("w2");
-        List<String> values = namespaceValues(ns);
+        List<String> values = RedisValues.of(client, ns);
         assertThat(String.join("\n", values)).as("the verifier is there").contains("public");
         for (String secret : secrets) {
             assertThat(values).noneMatch(v -> v.contains(secret));
         }
-    }
-
-    /** Every value of every key of the namespace, as text: strings, hash fields and values, list, set, zset and stream entries. */
-    private List<String> namespaceValues(RedisNamespace ns) {
-        RedisCommands<String, String> sync = client.connect().sync();
-        List<String> out = new ArrayList<>();
-        ScanCursor cursor = ScanCursor.INITIAL;
-        do {
-            KeyScanCursor<String> page = sync.scan(cursor, ScanArgs.Builder.matches("{" + ns.name() + "}*").limit(500));
-            for (String key : page.getKeys()) {
-                switch (sync.type(key)) {
-                    case "string" -> out.add(sync.get(key));
-                    case "hash" -> sync.hgetall(key).forEach((f, v) -> out.add(f + "=" + v));
-                    case "list" -> out.addAll(sync.lrange(key, 0, -1));
-                    case "set" -> out.addAll(sync.smembers(key));
-                    case "zset" -> out.addAll(sync.zrange(key, 0, -1));
-                    case "stream" -> sync.xrange(key, io.lettuce.core.Range.create("-", "+")).forEach(m -> out.add(m.getBody().toString()));
-                    default -> out.add(key);
-                }
-            }
-            cursor = page;
-        } while (!cursor.isFinished());
-        sync.getStatefulConnection().close();
-        assertThat(out).isNotEmpty();
-        return out;
     }
 }
