@@ -92,6 +92,20 @@ class WorkerIdentityIT {
         HelloClient.register(client, options, workerId, sessionId);
     }
 
+    /** Issues the worker id a key and registers it with session s1, as a keyed worker starts. */
+    private WorkerKey issueRegistered(String workerId) {
+        WorkerKey key = WorkerKey.parse(master.workerKeys().issue(workerId));
+        register(workerId, "s1");
+        return key;
+    }
+
+    /** Connects and waits for the master's acceptance. */
+    private HelloClient admitted(HelloClient.HelloMaker hello) {
+        HelloClient c = connect(hello);
+        c.awaitAccepted(WAIT);
+        return c;
+    }
+
     private long refused(RejectReason reason) {
         return master.health().getRefusedHellos(reason);
     }
@@ -105,8 +119,7 @@ class WorkerIdentityIT {
     @Test
     void aSecondSessionWithALiveWorkersIdIsRefusedAndTheRealConnectionStays() {
         register("w1", "s1");
-        HelloClient real = connect(HelloClient.secret(SECRET, "w1", "s1"));
-        real.awaitAccepted(WAIT);
+        HelloClient real = admitted(HelloClient.secret(SECRET, "w1", "s1"));
         for (int i = 0; i < 3; i++) {
             HelloClient impostor = connect(HelloClient.secret(SECRET, "w1", "s-other"));
             assertThat(impostor.awaitRejected(WAIT).getReason()).isEqualTo(RejectReason.REJECT_REASON_DUPLICATE_SESSION);
@@ -130,10 +143,8 @@ class WorkerIdentityIT {
     @Test
     void theRegisteredSessionReconnectingReplacesItsOldConnection() {
         register("w1", "s1");
-        HelloClient before = connect(HelloClient.secret(SECRET, "w1", "s1"));
-        before.awaitAccepted(WAIT);
-        HelloClient after = connect(HelloClient.secret(SECRET, "w1", "s1"));
-        after.awaitAccepted(WAIT);
+        HelloClient before = admitted(HelloClient.secret(SECRET, "w1", "s1"));
+        HelloClient after = admitted(HelloClient.secret(SECRET, "w1", "s1"));
         await().atMost(WAIT).until(() -> !before.channel().isActive());
         assertServed(after, 1);
         assertThat(master.health().getConnectedWorkers()).isEqualTo(1);
@@ -141,9 +152,8 @@ class WorkerIdentityIT {
 
     @Test
     void aHelloWithItsKeyIsAcceptedAndTheMasterProvesItselfWithTheKey() {
-        WorkerKey key = WorkerKey.parse(master.workerKeys().issue("w1"));
+        WorkerKey key = issueRegistered("w1");
         assertThat(key.getWorkerId()).isEqualTo("w1");
-        register("w1", "s1");
         HelloClient c = connect(HelloClient.key(key, "w1", "s1"));
         HelloAccepted accepted = c.awaitAccepted(WAIT);
         Challenge challenge = c.challenge().orElseThrow();
@@ -187,10 +197,8 @@ class WorkerIdentityIT {
 
     @Test
     void afterARotationTheOldKeyIsRefusedWhileTheConnectionMadeWithItStays() {
-        WorkerKey old = WorkerKey.parse(master.workerKeys().issue("w1"));
-        register("w1", "s1");
-        HelloClient first = connect(HelloClient.key(old, "w1", "s1"));
-        first.awaitAccepted(WAIT);
+        WorkerKey old = issueRegistered("w1");
+        HelloClient first = admitted(HelloClient.key(old, "w1", "s1"));
         WorkerKey current = WorkerKey.parse(master.workerKeys().rotate("w1"));
         assertThat(current.getKeyId()).isNotEqualTo(old.getKeyId());
         assertThat(master.workerKeys().list()).singleElement().satisfies(k -> {
@@ -209,10 +217,8 @@ class WorkerIdentityIT {
 
     @Test
     void aRevokedWorkersConnectionClosesAndItCannotComeBackWithAnyCredential() {
-        WorkerKey key = WorkerKey.parse(master.workerKeys().issue("w1"));
-        register("w1", "s1");
-        HelloClient c = connect(HelloClient.key(key, "w1", "s1"));
-        c.awaitAccepted(WAIT);
+        WorkerKey key = issueRegistered("w1");
+        HelloClient c = admitted(HelloClient.key(key, "w1", "s1"));
         WorkerKeyInfo revoked = master.workerKeys().revoke("w1");
         assertThat(revoked.isRevoked()).isTrue();
         assertThat(revoked.getKeyId()).isEqualTo(key.getKeyId());
