@@ -29,11 +29,16 @@ final class Cluster implements AutoCloseable {
 
     /** With claims that look at {@code claimScanLimit} queued tasks. */
     Cluster(TestRedis redis, RedisNamespace ns, Path dir, int claimScanLimit) {
+        this(redis, ns, dir, CoreOptions.builder().namespace(ns.name()).claimScanLimit(claimScanLimit)
+                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
+                .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build());
+    }
+
+    /** With the lease core settings given (their namespace must be {@code ns}'s). */
+    Cluster(TestRedis redis, RedisNamespace ns, Path dir, CoreOptions options) {
         this.redis = redis;
         this.dir = dir;
-        this.options = CoreOptions.builder().namespace(ns.name()).claimScanLimit(claimScanLimit)
-                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
-                .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build();
+        this.options = options;
         this.master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
                 .secret(SECRET).coreOptions(options).logDirectory(dir.resolve("logs"))
                 .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start();

@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.netty.channel.EventLoopGroup;
+import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.TaskTransition;
 import io.rlscheduler.master.HelloClient;
@@ -57,7 +58,10 @@ class ImpostorIT {
 
     @BeforeEach
     void start(TestRedis redis, RedisNamespace ns) {
-        cluster = new Cluster(redis, ns, dir);
+        // Leases long enough that a loaded machine does not lose one: a lost first assignment
+        // shows as a second attempt after the acknowledgement timeout, whatever its length.
+        cluster = new Cluster(redis, ns, dir, CoreOptions.builder().namespace(ns.name()).heartbeatInterval(Duration.ofMillis(500))
+                .livenessLease(Duration.ofSeconds(5)).taskLease(Duration.ofSeconds(20)).ackTimeout(Duration.ofSeconds(5)).build());
         group = NettyTransport.nio().newGroup(1, "impostor");
         handshakes.start();
         handshakeLog.addAppender(handshakes);

@@ -62,7 +62,7 @@ class WorkerKeyLifecycleIT {
     void start(TestRedis redis, RedisNamespace ns) {
         this.redis = redis;
         this.options = CoreOptions.builder().namespace(ns.name()).heartbeatInterval(HEARTBEAT)
-                .livenessLease(Duration.ofSeconds(2)).taskLease(Duration.ofSeconds(4)).ackTimeout(Duration.ofSeconds(2)).build();
+                .livenessLease(Duration.ofSeconds(5)).taskLease(Duration.ofSeconds(20)).ackTimeout(Duration.ofSeconds(5)).build();
         master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(Cluster.SECRET)
                 .coreOptions(options).logDirectory(dir.resolve("logs")).workerKeysRequired(true)
                 .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start();
