@@ -35,9 +35,10 @@ import org.slf4j.LoggerFactory;
  * {@link Hello} until its {@link Handshake} admitted the worker (the proof of the shared secret
  * or of the worker's key, the version, the identity and its session in Redis); anything else is
  * answered {@code NOT_AUTHENTICATED}, logged with the peer, and the connection closed, as is a
- * connection without an admitted hello within the handshake timeout. After acceptance it answers heartbeats, keeping the last on the worker's
- * {@link ConnectedWorker} (for health), and hands log batches to the log manager (acknowledging
- * what is written). How an attempt ended it learns from Redis, not from the worker
+ * connection without an admitted hello within the handshake timeout. After acceptance it
+ * answers heartbeats, keeping the last on the worker's {@link ConnectedWorker} (for health),
+ * and hands log batches to the log manager (acknowledging what is written). How an attempt
+ * ended it learns from Redis, not from the worker
  * ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are
  * asynchronous.
  *
