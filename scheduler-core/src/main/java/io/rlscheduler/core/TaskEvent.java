@@ -11,7 +11,11 @@ public final class TaskEvent {
     public enum Kind {
         /** A task transition, or a notice about a task (see {@link #getKind()}). */
         TASK,
-        /** A worker event: its field {@code what} is registered, repaired or removed. */
+        /**
+         * A worker event: its field {@code what} is registered, repaired, removed, revoked (its
+         * id was revoked: masters close its connection), key_issued or key_rotated (with the
+         * field {@code key}, the key id).
+         */
         WORKER,
         /** A master event: its field {@code what} is leader or resigned. */
         MASTER,
@@ -61,6 +65,8 @@ public final class TaskEvent {
         PARK,
         /** A notice: a worker that can run it registered, it is back in its place in the queue. */
         UNPARK,
+        /** Its worker's id was revoked (a lost or stolen machine), so the task was taken back from it. */
+        REVOKE,
         /** Not a task event, or one that names no cause. */
         NONE,
         /** A cause this version does not know (written by a newer one). */
@@ -74,6 +80,7 @@ public final class TaskEvent {
                 case "cancel": return CANCEL;
                 case "reaper": return REAPER;
                 case "register": return REGISTER;
+                case "revoke": return REVOKE;
                 case "park": return PARK;
                 case "unpark": return UNPARK;
                 case "": return NONE;

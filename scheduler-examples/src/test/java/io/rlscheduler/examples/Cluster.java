@@ -36,11 +36,21 @@ final class Cluster implements AutoCloseable {
     /** With the master's builder given to {@code settings} (settings of the test's own) before it is built. */
     Cluster(TestRedis redis, RedisNamespace ns, Path dir, int claimScanLimit,
             UnaryOperator<SchedulerMaster.Builder> settings) {
+        this(redis, ns, dir, CoreOptions.builder().namespace(ns.name()).claimScanLimit(claimScanLimit)
+                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
+                .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build(), settings);
+    }
+
+    /** With the lease core settings given (their namespace must be {@code ns}'s). */
+    Cluster(TestRedis redis, RedisNamespace ns, Path dir, CoreOptions options) {
+        this(redis, ns, dir, options, master -> master);
+    }
+
+    private Cluster(TestRedis redis, RedisNamespace ns, Path dir, CoreOptions options,
+                    UnaryOperator<SchedulerMaster.Builder> settings) {
         this.redis = redis;
         this.dir = dir;
-        this.options = CoreOptions.builder().namespace(ns.name()).claimScanLimit(claimScanLimit)
-                .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
-                .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build();
+        this.options = options;
         this.master = settings.apply(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
                 .secret(SECRET).coreOptions(options).logDirectory(dir.resolve("logs"))
                 .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500))).build().start();

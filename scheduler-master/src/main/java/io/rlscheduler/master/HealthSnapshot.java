@@ -1,6 +1,7 @@
 package io.rlscheduler.master;
 
 import io.rlscheduler.core.WorkerState;
+import io.rlscheduler.protocol.RejectReason;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
@@ -45,12 +46,14 @@ public final class HealthSnapshot {
      */
     record LimitCounts(long throttledReads, long openAttemptRefusals, long logsCut, long idleCloses) {
     }
+    private final Map<RejectReason, Long> refusedHellos;
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
-                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, LimitCounts limitCounts) {
+                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, LimitCounts limitCounts,
+                   Map<RejectReason, Long> refusedHellos) {
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -80,6 +83,9 @@ public final class HealthSnapshot {
         this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
         this.holderRefusals = holderRefusals;
         this.limitCounts = limitCounts;
+        EnumMap<RejectReason, Long> refused = new EnumMap<>(RejectReason.class);
+        refused.putAll(refusedHellos);
+        this.refusedHellos = Collections.unmodifiableMap(refused);
     }
 
     /** Returns this master's id. */
@@ -181,6 +187,18 @@ public final class HealthSnapshot {
     public long getLogsCut() { return limitCounts.logsCut(); }
     /** Returns how many authenticated connections were closed since start for sending nothing for {@code workerIdleTimeout}. */
     public long getIdleCloses() { return limitCounts.idleCloses(); }
+    /**
+     * Returns the hellos this master refused since start, by reason (every reason present, zero
+     * where none; unmodifiable): {@code DUPLICATE_SESSION} (another process said hello with the id
+     * of a registered worker), {@code KEY_REVOKED}, {@code BAD_KEY}, {@code UNKNOWN_WORKER},
+     * {@code AUTHENTICATION_FAILED} and the others; {@code NOT_LEADER} counts the workers a
+     * standby sent on to the leader, and {@code UNSPECIFIED} the hellos it could not check (Redis
+     * away, too many signature checks waiting). Each refusal is also logged with the peer.
+     */
+    public Map<RejectReason, Long> getRefusedHellos() { return refusedHellos; }
+
+    /** Returns how many hellos were refused for {@code reason} since start. */
+    public long getRefusedHellos(RejectReason reason) { return refusedHellos.getOrDefault(reason, 0L); }
 
     @Override
     public String toString() {
@@ -192,6 +210,7 @@ public final class HealthSnapshot {
                 + ", reaperPasses=" + reaperPasses + ", reaperFailures=" + reaperFailures + ", eventGaps=" + eventGaps + ", logWriteBacklog=" + logWriteBacklog
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
                 + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", limits=" + limitCounts
-                + ", workerUsage=" + connectedWorkerUsage + ", holderRefusals=" + holderRefusals + '}';
+                + ", workerUsage=" + connectedWorkerUsage + ", holderRefusals=" + holderRefusals
+                + ", refusedHellos=" + refusedHellos + '}';
     }
 }

@@ -15,6 +15,7 @@ import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerLimits;
 import io.rlscheduler.master.internal.WorkerRegistry;
+import io.rlscheduler.master.internal.auth.HelloRefusals;
 import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.ResourceUsage;
@@ -43,10 +44,11 @@ final class MasterHealth {
     private final TaskLogManager logs;
     private final HolderStats holderStats;
     private final WorkerLimits workerLimits;
+    private final HelloRefusals refusals;
 
     MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
                  Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HolderStats holderStats,
-                 WorkerLimits workerLimits) {
+                 WorkerLimits workerLimits, HelloRefusals refusals) {
         this.holderStats = holderStats;
         this.masterId = masterId;
         this.core = core;
@@ -58,6 +60,7 @@ final class MasterHealth {
         this.watcher = watcher;
         this.logs = logs;
         this.workerLimits = workerLimits;
+        this.refusals = refusals;
     }
 
     /** Waits for one Redis answer within the API timeout. */
@@ -86,7 +89,8 @@ final class MasterHealth {
                 uploads.refused(), usage(), new HolderRefusals(holderStats.notHolder(), holderStats.stale(),
                         holderStats.unknownTask(), holderStats.disconnects()),
                 new HealthSnapshot.LimitCounts(workerLimits.getThrottledReads(),
-                        workerLimits.getOpenAttemptRefusals(), logs.logsCut(), workerLimits.getIdleCloses()));
+                        workerLimits.getOpenAttemptRefusals(), logs.logsCut(), workerLimits.getIdleCloses()),
+                refusals.snapshot());
     }
 
     /** What the connected workers' last heartbeats said of their machines, by worker id. */

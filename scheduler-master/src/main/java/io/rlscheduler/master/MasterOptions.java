@@ -45,6 +45,7 @@ import java.util.Objects;
  *  maxLogBytesPerTask 4 GiB                   bytes of one task's log file before it is cut, 1 KiB and more
  *  workerIdleTimeout  3 x heartbeatInterval,  an authenticated connection silent this long is closed, at least
  *                     at least 5 s            2 x heartbeatInterval, up to 1 day
+ *  workerKeysRequired false                   accept only hellos made with a worker key
  * </pre>
  *
  * <p>The default artifact store is a directory beside the log directory, so that one machine's
@@ -129,6 +130,7 @@ public final class MasterOptions {
     private final long maxLogBytesPerTask;
     /** Null: the default, {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals, at least 5 s. */
     private final Duration workerIdleTimeout;
+    private final boolean workerKeysRequired;
 
     private MasterOptions(Builder b) {
         this.bindHost = b.bindHost;
@@ -155,6 +157,7 @@ public final class MasterOptions {
         this.openAttemptTimeout = b.openAttemptTimeout;
         this.maxLogBytesPerTask = b.maxLogBytesPerTask;
         this.workerIdleTimeout = b.workerIdleTimeout;
+        this.workerKeysRequired = b.workerKeysRequired;
     }
 
     /** Returns a builder with every setting at its default. */
@@ -194,6 +197,7 @@ public final class MasterOptions {
         b.openAttemptTimeout = openAttemptTimeout;
         b.maxLogBytesPerTask = maxLogBytesPerTask;
         b.workerIdleTimeout = workerIdleTimeout;
+        b.workerKeysRequired = workerKeysRequired;
         return b;
     }
 
@@ -255,6 +259,8 @@ public final class MasterOptions {
         Duration beats = coreOptions.getHeartbeatInterval().multipliedBy(DEFAULT_WORKER_IDLE_HEARTBEATS);
         return beats.compareTo(DEFAULT_WORKER_IDLE_MINIMUM) < 0 ? DEFAULT_WORKER_IDLE_MINIMUM : beats;
     }
+    /** Returns whether only hellos made with a worker key are accepted (default false: the shared secret too). */
+    public boolean isWorkerKeysRequired() { return workerKeysRequired; }
 
     @Override
     public String toString() {
@@ -267,7 +273,8 @@ public final class MasterOptions {
                 + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly
                 + ", workerInboundRate=" + workerInboundRate + ", workerInboundBurst=" + workerInboundBurst
                 + ", maxOpenAttemptsPerWorker=" + maxOpenAttemptsPerWorker + ", openAttemptTimeout=" + openAttemptTimeout
-                + ", maxLogBytesPerTask=" + maxLogBytesPerTask + ", workerIdleTimeout=" + getWorkerIdleTimeout() + '}';
+                + ", maxLogBytesPerTask=" + maxLogBytesPerTask + ", workerIdleTimeout=" + getWorkerIdleTimeout()
+                + ", workerKeysRequired=" + workerKeysRequired + '}';
     }
 
     /** Builds {@link MasterOptions}; each setter validates at once. Not thread-safe. */
@@ -296,6 +303,7 @@ public final class MasterOptions {
         private Duration openAttemptTimeout = DEFAULT_OPEN_ATTEMPT_TIMEOUT;
         private long maxLogBytesPerTask = DEFAULT_MAX_LOG_BYTES_PER_TASK;
         private Duration workerIdleTimeout;
+        private boolean workerKeysRequired;
 
         private Builder() {
         }
@@ -502,6 +510,16 @@ public final class MasterOptions {
          */
         public Builder workerIdleTimeout(Duration timeout) {
             this.workerIdleTimeout = Checks.range(timeout, Duration.ofMillis(10), Duration.ofDays(1), "workerIdleTimeout");
+            return this;
+        }
+
+        /**
+         * Makes the master accept only hellos made with a worker key (default false: it accepts
+         * the shared secret too, for small labs). Either way a worker id that has a key must say
+         * hello with it, and a revoked one is refused (SchedulerMaster.workerKeys()).
+         */
+        public Builder workerKeysRequired(boolean required) {
+            this.workerKeysRequired = required;
             return this;
         }
 

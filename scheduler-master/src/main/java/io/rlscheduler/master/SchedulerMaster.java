@@ -35,6 +35,7 @@ import io.rlscheduler.master.internal.WorkerLimits;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
 import io.rlscheduler.master.internal.WorkerRegistry;
+import io.rlscheduler.master.internal.auth.WorkerAuthentication;
 import io.rlscheduler.protocol.CancelReason;
 import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.HandshakeProof;
@@ -113,6 +114,8 @@ public final class SchedulerMaster implements AutoCloseable {
     private MasterHealth health;
     private TaskQueries queries;
     private ScheduledExecutorService timers;
+    private WorkerAuthentication auth;
+    private WorkerKeys workerKeys;
 
     private SchedulerMaster(Builder b, MasterOptions options) {
         this.options = options;
@@ -177,9 +180,13 @@ public final class SchedulerMaster implements AutoCloseable {
                 }
             });
             watcher.start();
+            auth = new WorkerAuthentication(core.workerKeys()::helloRecord, options.isWorkerKeysRequired(), registry,
+                    options.getHandshakeTimeout());
+            watcher.addListener(auth.revocations());
+            workerKeys = new MasterWorkerKeys(core.workerKeys(), this::await);
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
-                    openAttempts);
+                    openAttempts, auth);
             rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
                     options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
@@ -189,7 +196,7 @@ public final class SchedulerMaster implements AutoCloseable {
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
             health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats,
-                    workerLimits);
+                    workerLimits, auth.refusals());
             timers.scheduleWithFixedDelay(holders::sweep, 1, 1, TimeUnit.MINUTES);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
@@ -386,6 +393,15 @@ public final class SchedulerMaster implements AutoCloseable {
         watcher.removeListener(listener);
     }
 
+    /**
+     * Returns the worker keys of this namespace: issue, rotate and revoke one credential per
+     * worker machine, and list them (see {@link WorkerKeys}).
+     */
+    public WorkerKeys workerKeys() {
+        requireRunning();
+        return workerKeys;
+    }
+
     /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher, event-stream and log figures. */
     public HealthSnapshot health() {
         requireRunning();
@@ -496,6 +512,9 @@ public final class SchedulerMaster implements AutoCloseable {
             closeWorkerConnections();
             if (rpc != null) {
                 rpc.shutdownEventLoops();
+            }
+            if (auth != null) {
+                auth.close();
             }
             if (watcher != null) {
                 watcher.close();
@@ -751,6 +770,12 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#workerIdleTimeout}. */
         public Builder workerIdleTimeout(Duration timeout) {
             options.workerIdleTimeout(timeout);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#workerKeysRequired}. */
+        public Builder workerKeysRequired(boolean required) {
+            options.workerKeysRequired(required);
             return this;
         }
 

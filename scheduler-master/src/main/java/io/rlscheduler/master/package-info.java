@@ -15,6 +15,8 @@
  *       {@link io.rlscheduler.master.LogFiles} (reading a log file as the master does) and
  *       {@link io.rlscheduler.master.RunComparison} (runs side by side, parameters and final
  *       metrics).</li>
+ *   <li>Worker keys: {@link io.rlscheduler.master.WorkerKeys} (issue, rotate, revoke one
+ *       credential per worker machine) listing {@link io.rlscheduler.master.WorkerKeyInfo}s.</li>
  *   <li>Health: {@link io.rlscheduler.master.HealthSnapshot} (workers, queue, dispatcher, event
  *       stream and log figures at one moment) with a
  *       {@link io.rlscheduler.master.WorkerUsage} per connected worker (its machine's load,

@@ -71,16 +71,18 @@ class MasterHandshakeIT {
 
     private SchedulerMaster master;
     private EventLoopGroup group;
-    private RedisClient redisClient;
     private LeaseCore core;
 
     @BeforeEach
-    void start(TestRedis redis, RedisNamespace ns) {
-        redisClient = RedisClient.create(redis.getUri());
-        core = LeaseCore.create(redisClient, CoreOptions.builder().namespace(ns.name()).build());
+    void start(TestRedis redis, RedisNamespace ns, RedisClient client) {
+        CoreOptions options = CoreOptions.builder().namespace(ns.name()).build();
+        core = LeaseCore.create(client, options);
         master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
-                .coreOptions(CoreOptions.builder().namespace(ns.name()).build()).logDirectory(dir.resolve("logs"))
+                .coreOptions(options).logDirectory(dir.resolve("logs"))
                 .handshakeTimeout(Duration.ofSeconds(2)).build().start();
+        // Workers register in Redis before they say hello (a master refuses an id it does not know).
+        HelloClient.register(client, options, "w1", "s-1");
+        HelloClient.register(client, options, "w-new", "s-1");
         group = NettyTransport.nio().newGroup(1, "test-client");
     }
 
@@ -89,7 +91,6 @@ class MasterHandshakeIT {
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         master.close();
         core.close();
-        redisClient.shutdown();
     }
 
     /**

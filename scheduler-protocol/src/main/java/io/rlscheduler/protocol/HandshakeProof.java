@@ -99,11 +99,12 @@ public final class HandshakeProof {
         return secret;
     }
 
-    private static byte[] utf8(String value) {
+    static byte[] utf8(String value) {
         return value.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static ByteString mac(byte[] secret, String label, byte[]... fields) {
+    /** HMAC-SHA256 under {@code secret} of the label and the fields, each prefixed with its 4-byte length. */
+    static ByteString mac(byte[] secret, String label, byte[]... fields) {
         requireValidSecret(secret);
         try {
             Mac mac = Mac.getInstance(ALGORITHM);

@@ -15,7 +15,9 @@
  *   <li>Refused input: {@link io.rlscheduler.protocol.ProtocolException} carrying a
  *       {@link io.rlscheduler.protocol.ProtocolViolation}.</li>
  *   <li>The handshake: {@link io.rlscheduler.protocol.HandshakeProof} proves knowledge of the
- *       shared secret without sending it.</li>
+ *       shared secret without sending it; {@link io.rlscheduler.protocol.WorkerKeyProof} signs
+ *       and checks a hello made with a worker's own key ({@link io.rlscheduler.protocol.WorkerKey})
+ *       instead.</li>
  *   <li>Log lines: {@link io.rlscheduler.protocol.LogChunks} (runs of lines as one block of
  *       bytes in a {@code LogBatch}) and {@link io.rlscheduler.protocol.LineBytes} (the byte scans
  *       the worker and the master share).</li>

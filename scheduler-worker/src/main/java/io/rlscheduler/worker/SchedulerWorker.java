@@ -7,6 +7,7 @@ import io.lettuce.core.RedisURI;
 import io.netty.channel.EventLoopGroup;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.WorkerRevokedException;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.core.internal.Lifecycle;
 import io.rlscheduler.core.internal.RequeueResult;
@@ -19,6 +20,7 @@ import io.rlscheduler.worker.internal.Attempt;
 import io.rlscheduler.worker.internal.AttemptRunner;
 import io.rlscheduler.worker.internal.Attempts;
 import io.rlscheduler.worker.internal.EndRecorder;
+import io.rlscheduler.worker.internal.HelloCredential;
 import io.rlscheduler.worker.internal.LeaseKeeper;
 import io.rlscheduler.worker.internal.LogShipper;
 import io.rlscheduler.worker.internal.MasterLink;
@@ -188,12 +190,18 @@ public final class SchedulerWorker implements AutoCloseable {
      *
      * @return this worker
      * @throws IllegalStateException if the worker was already started
-     * @throws SchedulerException    if Redis cannot be reached
+     * @throws SchedulerException    if Redis cannot be reached (retryable), or the worker key
+     *                               file cannot be used (not retryable)
+     * @throws WorkerRevokedException if this worker id was revoked
      */
     public synchronized SchedulerWorker start() {
         lifecycle.start();
         String id = options.getWorkerId();
+        HelloCredential credential = HelloCredential.of(options);
+        boolean credentialChecked = false;
         try {
+            credential.check(); // a key file that cannot serve fails the start, not every connection
+            credentialChecked = true;
             if (executor instanceof PythonTaskExecutor python) {
                 int killed = python.killLeftovers();
                 if (killed > 0) {
@@ -216,7 +224,7 @@ public final class SchedulerWorker implements AutoCloseable {
             taskThreads = Executors.newCachedThreadPool(DaemonThreads.named("rls-worker-tasks-" + id));
             group = options.getTransport().newGroup(1, "rls-worker-io-" + id);
             link = new MasterLink(options.getMasters(), options.getTransport(), group, options.getProtocolOptions(),
-                    options.getSecret(), id, sessionId, options.getLabels(), options.getReconnectMin(),
+                    credential, id, sessionId, options.getLabels(), options.getReconnectMin(),
                     options.getReconnectMax(), options.getCoreOptions().getHeartbeatInterval());
             WorkerRuntime runtime = new WorkerRuntime(options, sessionId, core, link, group, timers, taskThreads);
 
@@ -238,7 +246,10 @@ public final class SchedulerWorker implements AutoCloseable {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            throw new SchedulerException("worker " + id + " failed to start: " + e, true, e);
+            if (e.getCause() instanceof WorkerRevokedException revoked) {
+                throw revoked;
+            }
+            throw new SchedulerException("worker " + id + " failed to start: " + e, credentialChecked, e);
         }
     }
 
@@ -455,6 +466,12 @@ public final class SchedulerWorker implements AutoCloseable {
 
         /** Sets {@link WorkerOptions.Builder#secret(String)}. */
         public Builder secret(String secret) { options.secret(secret); return this; }
+
+        /** Sets {@link WorkerOptions.Builder#workerKey(String)}. */
+        public Builder workerKey(String material) { options.workerKey(material); return this; }
+
+        /** Sets {@link WorkerOptions.Builder#workerKeyFile(Path)}. */
+        public Builder workerKeyFile(Path file) { options.workerKeyFile(file); return this; }
 
         /** Sets {@link WorkerOptions.Builder#gpuIds(Integer...)}. */
         public Builder gpuIds(Integer... ids) { options.gpuIds(ids); return this; }

@@ -9,6 +9,7 @@ import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.WorkerKey;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -32,7 +33,7 @@ import java.util.OptionalLong;
  *  redis              required (or a RedisClient     the Redis server; the worker creates and owns
  *                     given to the worker's builder)   its client
  *  workerId           required                       stable for the machine (see TaskIds)
- *  secret             required                       the shared secret, at least 16 bytes
+ *  secret             required without a worker key  the shared secret, at least 16 bytes
  *  gpuIds             those nvidia-smi reports       distinct, each 0 to 1023 (none without nvidia-smi)
  *  cpuSlots           the number of processors       1 or more
  *  memoryBytes        the physical memory            0 to 2^46
@@ -53,6 +54,9 @@ import java.util.OptionalLong;
  *  artifacts          ArtifactOptions.defaults()     the artifact store, checkpoints and outputs
  *  transport          epoll where available, else NIO
  *  protocolOptions    ProtocolOptions.defaults()     codec settings
+ *  workerKey          none                           this machine's own key (its material), used in
+ *                                                      the hello instead of the shared secret
+ *  workerKeyFile      none                           a file holding it, read at every connection
  * </pre>
  */
 public final class WorkerOptions {
@@ -101,12 +105,14 @@ public final class WorkerOptions {
     private final ArtifactOptions artifacts;
     private final NettyTransport transport;
     private final ProtocolOptions protocolOptions;
+    private final WorkerKey workerKey;
+    private final Path workerKeyFile;
 
     private WorkerOptions(Builder b) {
         this.masters = b.masters;
         this.redisUri = b.redisUri;
         this.workerId = b.workerId;
-        this.secret = b.secret.clone();
+        this.secret = b.secret == null ? new byte[0] : b.secret.clone();
         this.gpuIds = b.gpuIds;
         this.cpuSlots = b.cpuSlots;
         this.memoryBytes = b.memoryBytes;
@@ -125,6 +131,8 @@ public final class WorkerOptions {
         this.artifacts = b.artifacts;
         this.transport = b.transport;
         this.protocolOptions = b.protocolOptions;
+        this.workerKey = b.workerKey;
+        this.workerKeyFile = b.workerKeyFile;
     }
 
     /** Returns a builder with every setting at its default and the required ones unset. */
@@ -138,7 +146,7 @@ public final class WorkerOptions {
         b.masters = masters;
         b.redisUri = redisUri;
         b.workerId = workerId;
-        b.secret = secret.clone();
+        b.secret = secret.length == 0 ? null : secret.clone();
         b.gpuIds = gpuIds;
         b.cpuSlots = cpuSlots;
         b.memoryBytes = memoryBytes;
@@ -157,6 +165,8 @@ public final class WorkerOptions {
         b.artifacts = artifacts;
         b.transport = transport;
         b.protocolOptions = protocolOptions;
+        b.workerKey = workerKey;
+        b.workerKeyFile = workerKeyFile;
         return b;
     }
 
@@ -165,7 +175,7 @@ public final class WorkerOptions {
     /** Returns the Redis server, or empty where the worker is given a client instead. */
     public Optional<RedisURI> getRedisUri() { return Optional.ofNullable(redisUri); }
     public String getWorkerId() { return workerId; }
-    /** Returns a copy of the shared secret. */
+    /** Returns a copy of the shared secret; empty when only a worker key is set. */
     public byte[] getSecret() { return secret.clone(); }
     /** Returns the GPU ids offered, or empty for those nvidia-smi reports. */
     public Optional<List<Integer>> getGpuIds() { return Optional.ofNullable(gpuIds); }
@@ -191,8 +201,12 @@ public final class WorkerOptions {
     public ArtifactOptions getArtifacts() { return artifacts; }
     public NettyTransport getTransport() { return transport; }
     public ProtocolOptions getProtocolOptions() { return protocolOptions; }
+    /** Returns the worker key given as such ({@link Builder#workerKey}), or empty. */
+    public Optional<WorkerKey> getWorkerKey() { return Optional.ofNullable(workerKey); }
+    /** Returns the file the worker key is read from ({@link Builder#workerKeyFile}), or empty. */
+    public Optional<Path> getWorkerKeyFile() { return Optional.ofNullable(workerKeyFile); }
 
-    /** Returns the settings, the secret left out. */
+    /** Returns the settings, the secret and the worker key's secret part left out. */
     @Override
     public String toString() {
         return "WorkerOptions{masters=" + masters + ", redis=" + redisUri + ", workerId=" + workerId
@@ -201,7 +215,9 @@ public final class WorkerOptions {
                 + ", scriptRoots=" + scriptRoots + ", runRoot=" + runRoot + ", stateDirectory=" + getStateDirectory()
                 + ", coreOptions=" + coreOptions + ", killGrace=" + killGrace + ", reconnectBackoff=" + reconnectMin
                 + ".." + reconnectMax + ", logFlushInterval=" + logFlushInterval + ", logBatchLines=" + logBatchLines
-                + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + ", artifacts=" + artifacts + '}';
+                + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + ", artifacts=" + artifacts
+                + (workerKey != null ? ", workerKey=" + workerKey.getKeyId() : "")
+                + (workerKeyFile != null ? ", workerKeyFile=" + workerKeyFile : "") + '}';
     }
 
     /** Builds {@link WorkerOptions}; each setter validates at once, {@link #build()} across fields. Not thread-safe. */
@@ -228,6 +244,8 @@ public final class WorkerOptions {
         private ArtifactOptions artifacts = ArtifactOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
+        private WorkerKey workerKey;
+        private Path workerKeyFile;
 
         private Builder() {
         }
@@ -433,9 +451,36 @@ public final class WorkerOptions {
         }
 
         /**
+         * Sets this machine's own key, its material as a master's {@code workerKeys().issue(...)}
+         * gave it ({@code rlswk1:<worker id>:<key id>:<private key>}): the worker says hello with
+         * it instead of the shared secret. Replaces a key file set before. Default none.
+         *
+         * @throws IllegalArgumentException if it is not a worker key's material (the message never repeats it)
+         */
+        public Builder workerKey(String material) {
+            this.workerKey = WorkerKey.parse(material);
+            this.workerKeyFile = null;
+            return this;
+        }
+
+        /**
+         * Sets the file that holds this machine's own key (its material, one line): the worker
+         * says hello with it instead of the shared secret, and reads the file at every connection,
+         * so that a key rotated and written there is used from the next connection on. The file
+         * must be readable by the worker's user alone: the worker warns when others may read it.
+         * Replaces a key set before. Default none.
+         */
+        public Builder workerKeyFile(Path file) {
+            this.workerKeyFile = Objects.requireNonNull(file, "file");
+            this.workerKey = null;
+            return this;
+        }
+
+        /**
          * Returns the options.
          *
-         * @throws IllegalStateException if masters, worker id or secret is missing
+         * @throws IllegalStateException if masters or worker id is missing, if neither a secret nor
+         *                               a worker key is set, or if the worker key is another worker's
          */
         public WorkerOptions build() {
             if (masters == null) {
@@ -444,8 +489,13 @@ public final class WorkerOptions {
             if (workerId == null) {
                 throw new IllegalStateException("a worker id is required: call workerId(...)");
             }
-            if (secret == null) {
-                throw new IllegalStateException("a shared secret is required: call secret(...)");
+            if (secret == null && workerKey == null && workerKeyFile == null) {
+                throw new IllegalStateException("a shared secret or a worker key is required: call secret(...),"
+                        + " workerKey(...) or workerKeyFile(...)");
+            }
+            if (workerKey != null && !workerKey.getWorkerId().equals(workerId)) {
+                throw new IllegalStateException("the worker key " + workerKey.getKeyId() + " is worker " + workerKey.getWorkerId()
+                        + "'s, not worker " + workerId + "'s");
             }
             return new WorkerOptions(this);
         }

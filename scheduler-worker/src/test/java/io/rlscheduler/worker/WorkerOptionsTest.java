@@ -69,6 +69,26 @@ class WorkerOptionsTest {
     }
 
     @Test
+    void aWorkerKeyStandsInForTheSecretAndMustBeThisWorkersOwn() {
+        String material = io.rlscheduler.protocol.WorkerKey.of("w-1", "k-1", new byte[32]).toMaterial();
+        WorkerOptions keyed = WorkerOptions.builder().masters("m:1").workerId("w-1").workerKey(material).build();
+        assertThat(keyed.getWorkerKey()).hasValueSatisfying(k -> assertThat(k.getKeyId()).isEqualTo("k-1"));
+        assertThat(keyed.getSecret()).isEmpty();
+        assertThat(keyed.toString()).contains("k-1").doesNotContain(material.substring(material.lastIndexOf(':') + 1));
+        assertThat(keyed.mutate().build().getWorkerKey()).isEqualTo(keyed.getWorkerKey());
+
+        assertThatThrownBy(() -> WorkerOptions.builder().masters("m:1").workerId("w-2").workerKey(material).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("is worker w-1's, not worker w-2's");
+        assertThatThrownBy(() -> WorkerOptions.builder().workerKey("0123456789abcdef-secret"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a worker key");
+
+        WorkerOptions filed = keyed.mutate().workerKeyFile(Path.of("/etc/rls/worker.key")).build();
+        assertThat(filed.getWorkerKey()).as("a file replaces a key set before").isEmpty();
+        assertThat(filed.getWorkerKeyFile()).contains(Path.of("/etc/rls/worker.key"));
+        assertThat(complete().workerKeyFile(Path.of("k")).workerKey(material).build().getWorkerKeyFile()).isEmpty();
+    }
+
+    @Test
     void rangesAreCheckedInTheSetter() {
         WorkerOptions.Builder b = WorkerOptions.builder();
         assertThatThrownBy(() -> b.killGrace(Duration.ofSeconds(-1))).hasMessage("killGrace must be 0s to 1h, was PT-1S");

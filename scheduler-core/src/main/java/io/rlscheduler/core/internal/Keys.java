@@ -96,4 +96,7 @@ public final class Keys {
 
     /** Returns the hash of a task's attempts' provenance: attempt number -> JSON (ProvenanceFormat). */
     public String provenance(String taskId) { return prefix + "provenance:" + taskId; }
+
+    /** Returns the hash of worker keys' verifiers and revocations: worker id -> key record (worker_key.lua). */
+    public String workerKeys() { return prefix + "worker-keys"; }
 }

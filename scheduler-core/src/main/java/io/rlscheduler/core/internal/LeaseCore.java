@@ -106,6 +106,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ArtifactRecords artifacts;
     private final ProvenanceRecords provenance;
     private final HolderReads holders;
+    private final WorkerKeyRecords workerKeys;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -130,6 +131,7 @@ public final class LeaseCore implements AutoCloseable {
         this.artifacts = new ArtifactRecords(redis, keys);
         this.provenance = new ProvenanceRecords(redis, keys);
         this.holders = new HolderReads(redis, keys, connection.getTimeout());
+        this.workerKeys = new WorkerKeyRecords(redis, keys, eventsMax);
     }
 
     /**
@@ -163,6 +165,11 @@ public final class LeaseCore implements AutoCloseable {
         return artifacts;
     }
 
+    /** Returns the worker keys' verifiers and revocations, on this core's connection. */
+    public WorkerKeyRecords workerKeys() {
+        return workerKeys;
+    }
+
     /** Returns the core's settings. */
     public CoreOptions getOptions() {
         return options;
@@ -176,7 +183,8 @@ public final class LeaseCore implements AutoCloseable {
     private void loadScripts() {
         try {
             for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
-                    REMOVE_WORKER, ProvenanceRecords.PROVENANCE, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS)) {
+                    REMOVE_WORKER, ProvenanceRecords.PROVENANCE, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS,
+                    WorkerKeyRecords.WORKER_KEY, WorkerKeyRecords.REVOKE_WORKER, WorkerKeyRecords.HELLO)) {
                 connection.sync().scriptLoad(script.getSource());
             }
         } catch (RuntimeException e) {
@@ -431,14 +439,23 @@ public final class LeaseCore implements AutoCloseable {
      * taken back at once (each a lease loss), and the answer lists them.
      *
      * @param registration the worker
-     * @return the tasks taken back from a previous session
+     * @return the tasks taken back from a previous session; fails with a
+     *         {@link io.rlscheduler.core.WorkerRevokedException}, changing nothing, when the worker
+     *         id was revoked ({@link WorkerKeyRecords#revoke})
      */
     public CompletableFuture<RequeueResult> register(WorkerRegistration registration) {
-        return REGISTER.run(redis, keys.core(), registration.getWorkerId(), registration.getSessionId(),
+        return REGISTER.run(redis, keys.coreAnd(keys.workerKeys()), registration.getWorkerId(), registration.getSessionId(),
                         toJson(registration.getLabels()), Integer.toString(registration.getCpuSlots()),
                         Long.toString(registration.getMemoryBytes()), Replies.csv(registration.getGpuIds()),
                         Long.toString(options.getLivenessLease().toMillis()), eventsMax)
-                .thenApply(reply -> Replies.requeue(Replies.parse(reply)));
+                .thenApply(reply -> {
+                    JsonNode r = Replies.parse(reply);
+                    if ("REVOKED".equals(r.path("r").asText())) {
+                        throw new io.rlscheduler.core.WorkerRevokedException(registration.getWorkerId(),
+                                r.path("revoked_at").asLong(0));
+                    }
+                    return Replies.requeue(r);
+                });
     }
 
     /**

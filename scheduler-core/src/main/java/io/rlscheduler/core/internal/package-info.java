@@ -7,7 +7,8 @@
  *       ownership-dependent change is one script run, atomic and fenced by epoch. What goes in
  *       ({@link io.rlscheduler.core.internal.TaskDefinition},
  *       {@link io.rlscheduler.core.internal.WorkerRegistration}) and the result and status of each
- *       call (claims, heartbeats, writes, requeues, cancels, leadership).</li>
+ *       call (claims, heartbeats, writes, requeues, cancels, leadership). Worker keys' verifiers,
+ *       revocations and what a master reads at a hello: {@link io.rlscheduler.core.internal.WorkerKeyRecords}.</li>
  *   <li>The event stream read as {@link io.rlscheduler.core.TaskEvent}s through an
  *       {@link io.rlscheduler.core.internal.EventSubscription}, with the ids of its entries
  *       ({@link io.rlscheduler.core.internal.EventIds}).</li>

@@ -329,6 +329,29 @@ local function requeue(st, now_ms, reason, lease_loss, via)
   return to
 end
 
+-- Adds a task taken back to the answer's list for the state requeue moved it to: out.requeued,
+-- out.failed or out.cancelled.
+local function tally(out, to, task_id)
+  if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id
+  elseif to == 'FAILED' then out.failed[#out.failed + 1] = task_id
+  else out.cancelled[#out.cancelled + 1] = task_id end
+end
+
+-- Takes back every task a worker still holds at the epoch its reservation names (a new session
+-- of it registered, or it was revoked): each goes through requeue and into the answer (tally).
+-- Returns nil, or the error reply of a move the table refused.
+local function take_back(worker_id, now_ms, reason, lease_loss, via, out)
+  for task_id, r in pairs(reservations(worker_id)) do
+    local st = load_task(task_id)
+    if st and st.epoch == r.e and st.worker == worker_id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
+      local to = requeue(st, now_ms, reason, lease_loss, via)
+      if type(to) == 'table' then return to end
+      tally(out, to, task_id)
+    end
+  end
+  return nil
+end
+
 -- The leader check of the claim and reap scripts: passes when no leader id is given (the core used
 -- without masters), or when the given master holds the leadership lease at the given epoch.
 local function check_leader(k_leader, master, epoch, now_ms)

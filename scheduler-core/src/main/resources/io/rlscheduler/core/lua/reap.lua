@@ -28,9 +28,7 @@ for _, task_id in ipairs(due) do
       to = requeue(st, now_ms, 'task lease of ' .. st.worker .. ' expired', true, 'reaper')
     end
     if type(to) == 'table' then return to end
-    if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id
-    elseif to == 'FAILED' then out.failed[#out.failed + 1] = task_id
-    else out.cancelled[#out.cancelled + 1] = task_id end
+    tally(out, to, task_id)
   end
 end
 return reply(out)

@@ -2,16 +2,24 @@
 -- The same session registering again only refreshes its liveness (safe to replay). A new session
 -- of a known worker means the old process is gone: the tasks the old session held are taken back
 -- at once (a lease loss each) and the record starts afresh.
--- KEYS: the 17 core keys (lib.lua)
+-- A worker id that was revoked (revoke_worker.lua) is refused, and nothing changes: a machine
+-- whose key was revoked cannot come back by registering.
+-- KEYS: the 17 core keys (lib.lua), then
+--   KEYS[18] {ns}:worker-keys  HASH  worker id -> key record (worker_key.lua)
 -- ARGV: [1] worker id  [2] session id  [3] labels JSON object  [4] cpu slots  [5] memory bytes
 --       [6] GPU ids, comma-separated  [7] liveness lease ms  [8] events max length
 -- A worker whose shape (what it has in all, and its labels: parking.lua's shape_of) no registered
 -- worker had brings back the parked tasks that fit it (parking.lua's unpark).
 -- Returns JSON: {r="OK", requeued=[task ids], failed=[task ids], cancelled=[task ids], deadline=ms,
---               unparked=n}
+--               unparked=n}, or {r="REVOKED", revoked_at=ms}
 -- libraries: parking
 EVENTS_MAXLEN = ARGV[8]
 local id, session = ARGV[1], ARGV[2]
+local key = redis.call('HGET', KEYS[CORE_KEYS + 1], id)
+if key then
+  local revoked_at = cjson.decode(key).revoked_at
+  if revoked_at > 0 then return reply({r = 'REVOKED', revoked_at = revoked_at}) end
+end
 local now_ms = now_parts()
 local deadline = now_ms + tonumber(ARGV[7])
 local w = load_worker(id)
@@ -25,16 +33,8 @@ if w and w.session == session then
 end
 local old_shape = w and shape_of(w)
 if w then
-  for task_id, r in pairs(reservations(id)) do
-    local st = load_task(task_id)
-    if st and st.epoch == r.e and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
-      local to = requeue(st, now_ms, 'worker ' .. id .. ' restarted (new session ' .. session .. ')', true, 'register')
-      if type(to) == 'table' then return to end
-      if to == 'QUEUED' then out.requeued[#out.requeued + 1] = task_id
-      elseif to == 'FAILED' then out.failed[#out.failed + 1] = task_id
-      else out.cancelled[#out.cancelled + 1] = task_id end
-    end
-  end
+  local err = take_back(id, now_ms, 'worker ' .. id .. ' restarted (new session ' .. session .. ')', true, 'register', out)
+  if err then return err end
 end
 -- A new session starts without reservations: what the old one held was taken back above, and
 -- anything left over is stale.

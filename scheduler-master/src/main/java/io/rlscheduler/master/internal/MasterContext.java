@@ -1,6 +1,7 @@
 package io.rlscheduler.master.internal;
 
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.master.internal.auth.WorkerAuthentication;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 
 /** What every worker connection of a master shares. Immutable apart from the components' own state. */
@@ -18,12 +19,15 @@ public final class MasterContext {
     final HolderStats holderStats;
     final WorkerLimits limits;
     final OpenAttemptIndex openAttempts;
+    final WorkerAuthentication auth;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
                          java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
-                         AttemptHolders holders, HolderStats holderStats, WorkerLimits limits, OpenAttemptIndex openAttempts) {
+                         AttemptHolders holders, HolderStats holderStats, WorkerLimits limits, OpenAttemptIndex openAttempts,
+                         WorkerAuthentication auth) {
         this.leadership = leadership;
+        this.auth = auth;
         this.holders = holders;
         this.holderStats = holderStats;
         this.masterId = masterId;

@@ -17,12 +17,9 @@ import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.HeartbeatAck;
 import io.rlscheduler.protocol.Hello;
-import io.rlscheduler.protocol.HelloAccepted;
-import io.rlscheduler.protocol.HelloRejected;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.LogBatch;
 import io.rlscheduler.protocol.MessageType;
-import io.rlscheduler.protocol.RejectReason;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -34,17 +31,17 @@ import org.slf4j.LoggerFactory;
 /**
  * The master's side of one worker connection. Stateful: one instance per channel.
  *
- * <p>Sends a {@link Challenge} with a fresh nonce on connect and accepts nothing but a valid
- * {@link Hello} until the worker has proven it knows the shared secret; anything else, a bad
- * proof, an unsupported version (a major other than this master's, or a minor below
- * {@link FrameFormat#MIN_MINOR_VERSION}) or an invalid identity is answered (rejection or
- * {@code NOT_AUTHENTICATED}), logged with the peer, and the connection closed. The worker never
- * enters the registry. After acceptance it answers heartbeats, keeping the last on the worker's
- * {@link ConnectedWorker} (for health), and hands log batches to the log manager (acknowledging
- * what is written) once {@link TaskFrameGate} found the worker's session holds their attempt,
- * as it checks the worker's acknowledgements: a frame of another's attempt writes nothing. How
- * an attempt ended it learns from Redis, not from the worker ({@link TaskWatcher}). Nothing here blocks the event loop: the log manager and Redis are
- * asynchronous.
+ * <p>Sends a {@link Challenge} with a fresh nonce on connect and accepts nothing but a
+ * {@link Hello} until its {@link Handshake} admitted the worker (the proof of the shared secret
+ * or of the worker's key, the version, the identity and its session in Redis); anything else is
+ * answered {@code NOT_AUTHENTICATED}, logged with the peer, and the connection closed, as is a
+ * connection without an admitted hello within the handshake timeout. After acceptance it
+ * answers heartbeats, keeping the last on the worker's {@link ConnectedWorker} (for health),
+ * and hands log batches to the log manager (acknowledging what is written) once
+ * {@link TaskFrameGate} found the worker's session holds their attempt, as it checks the
+ * worker's acknowledgements: a frame of another's attempt writes nothing. How an attempt ended
+ * it learns from Redis, not from the worker ({@link TaskWatcher}). Nothing here blocks the event
+ * loop: the log manager and Redis are asynchronous.
  *
  * <p>When the log manager lacks lines the worker sent (a batch began beyond its next line, or a
  * write failed), the worker is asked to resend ({@code LogAck.resend}): at once
@@ -80,6 +77,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     private final Set<String> resendScheduled = ConcurrentHashMap.newKeySet();
     /** Attempts whose writes failed: the delay before the next resend, until a write succeeds. */
     private final Map<String, Long> resendDelay = new ConcurrentHashMap<>();
+    private final Handshake handshake;
     private ConnectedWorker worker;
     /** Checks task-scoped frames against the attempts' holders; made once the worker is accepted. */
     private TaskFrameGate gate;
@@ -89,6 +87,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
     public WorkerChannelHandler(MasterContext context) {
         this.context = context;
         this.openAttempts = context.openAttempts.forConnection();
+        this.handshake = new Handshake(context, serverNonce);
     }
 
     @Override
@@ -158,81 +157,14 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         }
     }
 
+    /** Hands the hello to the connection's {@link Handshake}; once admitted, the worker is served here. */
     private void handshake(ChannelHandlerContext ctx, Hello hello) {
-        String peer = String.valueOf(ctx.channel().remoteAddress());
-        if (hello.getProtocolMajor() != FrameFormat.VERSION) {
-            reject(ctx, RejectReason.REJECT_REASON_UNSUPPORTED_VERSION,
-                    "protocol major " + hello.getProtocolMajor() + " is not supported; this master speaks " + FrameFormat.VERSION);
-            return;
-        }
-        if (hello.getProtocolMinor() < FrameFormat.MIN_MINOR_VERSION) {
-            reject(ctx, RejectReason.REJECT_REASON_UNSUPPORTED_VERSION, "protocol " + FrameFormat.VERSION + "."
-                    + hello.getProtocolMinor() + " is not supported; this master speaks " + FrameFormat.VERSION + "."
-                    + FrameFormat.MIN_MINOR_VERSION + " and later");
-            return;
-        }
-        if (!TaskIds.isValid(hello.getWorkerId()) || !TaskIds.isValid(hello.getSessionId())) {
-            reject(ctx, RejectReason.REJECT_REASON_INVALID_IDENTITY,
-                    "worker id and session id must be 1 to 128 of [A-Za-z0-9._-]");
-            return;
-        }
-        ByteString expected = HandshakeProof.helloProof(context.secret, serverNonce, hello.getClientNonce(),
-                hello.getWorkerId(), hello.getSessionId());
-        if (hello.getClientNonce().size() != HandshakeProof.NONCE_LENGTH || !HandshakeProof.matches(expected, hello.getProof())) {
-            reject(ctx, RejectReason.REJECT_REASON_AUTHENTICATION_FAILED,
-                    "authentication failed: the proof does not match this master's shared secret");
-            return;
-        }
-        if (sendToLeader(ctx, hello.getWorkerId())) {
-            return;
-        }
-        handshakeTimeout.cancel(false);
-        worker = new ConnectedWorker(hello.getWorkerId(), hello.getSessionId(), hello.getLabelsMap(), ctx.channel());
-        gate = new TaskFrameGate(context.holders, context.holderStats, ctx.channel(), worker.getWorkerId(),
-                worker.getSessionId());
-        ConnectedWorker previous = context.registry.add(worker);
-        if (previous != null && previous.getChannel() != ctx.channel()) {
-            log.info("worker {} reconnected; closing its previous connection {}", worker.getWorkerId(),
-                    previous.getChannel().remoteAddress());
-            previous.getChannel().close();
-        }
-        // Checked again once in the registry: a master that lost the leadership between the check
-        // above and the add closed only the connections it found there (leadership is written
-        // before that snapshot is taken), and a worker left on a standby would never get work.
-        if (sendToLeader(ctx, hello.getWorkerId())) {
-            return; // its close removes it from the registry
-        }
-        int minor = Math.min(FrameFormat.MINOR_VERSION, hello.getProtocolMinor());
-        ctx.writeAndFlush(HelloAccepted.newBuilder()
-                .setProtocolMinor(minor).setMasterId(context.masterId)
-                .setProof(HandshakeProof.acceptProof(context.secret, hello.getClientNonce(), serverNonce, context.masterId))
-                .setHeartbeatIntervalMs(context.coreOptions.getHeartbeatInterval().toMillis())
-                .setLivenessLeaseMs(context.coreOptions.getLivenessLease().toMillis())
-                .setTaskLeaseMs(context.coreOptions.getTaskLease().toMillis())
-                .build());
-        log.info("worker {} (session {}) connected from {}", worker.getWorkerId(), worker.getSessionId(), peer);
-        context.dispatcher.trigger();
-    }
-
-    /** Unless this master leads: sends the worker to the leader (NOT_LEADER), closes, and returns true. */
-    private boolean sendToLeader(ChannelHandlerContext ctx, String workerId) {
-        io.rlscheduler.core.internal.LeaderStatus leader = context.leadership.get();
-        if (leader != null && leader.isSelf()) {
-            return false;
-        }
-        String address = leader == null ? "" : leader.getAddress();
-        log.info("worker {} connected to standby master {}; sending it to the leader {}", workerId,
-                context.masterId, address.isEmpty() ? "(unknown)" : address);
-        ctx.writeAndFlush(HelloRejected.newBuilder().setReason(RejectReason.REJECT_REASON_NOT_LEADER)
-                        .setMessage("master " + context.masterId + " is a standby").setLeaderAddress(address).build())
-                .addListener(ChannelFutureListener.CLOSE);
-        return true;
-    }
-
-    private void reject(ChannelHandlerContext ctx, RejectReason reason, String message) {
-        log.warn("rejected worker connection {}: {}", ctx.channel().remoteAddress(), message);
-        ctx.writeAndFlush(HelloRejected.newBuilder().setReason(reason).setMessage(message).build())
-                .addListener(ChannelFutureListener.CLOSE);
+        handshake.onHello(ctx, hello, admitted -> {
+            handshakeTimeout.cancel(false);
+            worker = admitted;
+            gate = new TaskFrameGate(context.holders, context.holderStats, ctx.channel(), worker.getWorkerId(),
+                    worker.getSessionId());
+        });
     }
 
     /** An acknowledgement changes nothing here (the worker records it in Redis): checked, and logged when a refusal. */

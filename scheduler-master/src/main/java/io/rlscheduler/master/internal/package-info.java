@@ -4,9 +4,10 @@
  *
  * <ul>
  *   <li>Workers: {@link io.rlscheduler.master.internal.RpcServer} accepts their connections,
- *       each served by a {@link io.rlscheduler.master.internal.WorkerChannelHandler} (handshake,
- *       heartbeats, log batches) with what all connections share in a
- *       {@link io.rlscheduler.master.internal.MasterContext};
+ *       each served by a {@link io.rlscheduler.master.internal.WorkerChannelHandler} (heartbeats,
+ *       log batches; the handshake is its {@code Handshake}, deciding with what
+ *       {@link io.rlscheduler.master.internal.auth} knows of worker ids) with what all connections
+ *       share in a {@link io.rlscheduler.master.internal.MasterContext};
  *       {@link io.rlscheduler.master.internal.WorkerRegistry} holds the
  *       {@link io.rlscheduler.master.internal.ConnectedWorker}s.</li>
  *   <li>Limits on authenticated workers ({@link io.rlscheduler.master.internal.WorkerLimits}):

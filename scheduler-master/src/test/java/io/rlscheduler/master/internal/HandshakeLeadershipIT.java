@@ -52,9 +52,16 @@ class HandshakeLeadershipIT {
             // Leading at the handshake's first look, deposed by its second.
             WorkerRegistry registry = new WorkerRegistry();
             Dispatcher dispatcher = new Dispatcher(core, () -> null, registry, starts -> { }, 16);
+            // Registered, as a worker is before its hello; the record is read at once, so that the
+            // whole handshake runs inside writeInbound.
+            core.register(new io.rlscheduler.core.internal.WorkerRegistration("w1", "s1", java.util.Map.of(), 1, 1L << 30,
+                    java.util.List.of())).join();
+            io.rlscheduler.master.internal.auth.WorkerAuthentication auth = new io.rlscheduler.master.internal.auth.WorkerAuthentication(
+                    id -> java.util.concurrent.CompletableFuture.completedFuture(core.workerKeys().helloRecord(id).join()), false,
+                    registry, java.time.Duration.ofSeconds(10));
             MasterContext context = new MasterContext("m1", SECRET, options, registry, dispatcher, logs, 10_000,
                     () -> looks.getAndIncrement() == 0 ? self : other, new AttemptHolders(core.holders()::of),
-                    new HolderStats(), WorkerLimits.NONE, new OpenAttemptIndex(WorkerLimits.NONE));
+                    new HolderStats(), WorkerLimits.NONE, new OpenAttemptIndex(WorkerLimits.NONE), auth);
             EmbeddedChannel channel = new EmbeddedChannel(new WorkerChannelHandler(context));
             Challenge challenge = channel.readOutbound();
             ByteString clientNonce = HandshakeProof.newNonce();

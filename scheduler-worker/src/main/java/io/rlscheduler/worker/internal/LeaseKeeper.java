@@ -3,6 +3,7 @@ package io.rlscheduler.worker.internal;
 import io.netty.channel.Channel;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.WorkerRevokedException;
 import io.rlscheduler.core.internal.HeartbeatResult;
 import io.rlscheduler.core.internal.HeartbeatStatus;
 import io.rlscheduler.core.internal.WorkerRegistration;
@@ -39,6 +40,8 @@ public final class LeaseKeeper {
     private final Duration fenceAfter;
     private final BiConsumer<Attempt, StopReason> stop;
     private final AtomicLong sequence = new AtomicLong();
+    /** Whether a registration found this worker id revoked; touched on the timer thread only. */
+    private boolean revoked;
 
     /**
      * @param stop stops an attempt for a reason (the attempt lifecycle's stop request)
@@ -93,8 +96,14 @@ public final class LeaseKeeper {
             if (result.getStatus() == HeartbeatStatus.OK) {
                 renewed(held, result, sentAt);
             } else if (result.getStatus() == HeartbeatStatus.UNKNOWN_WORKER) {
-                log.warn("Redis does not know worker {}; registering again", runtime.workerId());
-                runtime.core().register(registration);
+                if (!revoked) {
+                    log.warn("Redis does not know worker {}; registering again", runtime.workerId());
+                }
+                runtime.core().register(registration).whenComplete((taken, error) -> {
+                    if (error instanceof WorkerRevokedException || error != null && error.getCause() instanceof WorkerRevokedException) {
+                        onTimers(this::revoked);
+                    }
+                });
             } else {
                 log.error("another process registered worker id {}; stopping this worker's tasks", runtime.workerId());
                 held.forEach(a -> stop.accept(a, StopReason.FENCED));
@@ -123,6 +132,27 @@ public final class LeaseKeeper {
             if (result.getCancelRequested().contains(lease)) {
                 stop.accept(a, StopReason.CANCELLED);
             }
+        }
+    }
+
+    /**
+     * This worker id was revoked: its registration was removed and its tasks taken back (they may
+     * run elsewhere already), so every attempt still running here stops at once.
+     */
+    private void revoked() {
+        if (!revoked) {
+            revoked = true;
+            log.error("worker id {} was revoked: its tasks were taken back, and it cannot register or connect until an"
+                    + " operator issues it a new key; stopping its attempts", runtime.workerId());
+        }
+        attempts.running().forEach(a -> stop.accept(a, StopReason.FENCED));
+    }
+
+    private void onTimers(Runnable task) {
+        try {
+            runtime.timers().execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // The worker is stopping: its attempts stop with it.
         }
     }
 

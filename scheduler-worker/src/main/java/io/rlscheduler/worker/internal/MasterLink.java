@@ -19,6 +19,7 @@ import io.rlscheduler.protocol.HelloRejected;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.RejectReason;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -32,8 +33,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The worker's connection to a master. Connects to the configured masters in turn; answers the
- * master's challenge with a proof of the shared secret and checks the master's proof in return;
- * after any failure or disconnect tries again after an exponential backoff with jitter. Every
+ * master's challenge with a proof of its credential ({@link HelloCredential}: its own worker key,
+ * or the shared secret) and checks the master's proof in return; after any failure, rejection or
+ * disconnect tries again after an exponential backoff with jitter (at once when a standby names
+ * the leader; after the longest backoff when this worker id was revoked). Every
  * connection gets a fresh pipeline and handler: the handler holds one connection's handshake
  * state, which must not carry over to the next. Thread-safe.
  */
@@ -52,6 +55,8 @@ public final class MasterLink {
     static final long MIN_SILENCE_MILLIS = 1_000;
     /** Before the handshake ends (the interval is not known yet): 30 s. */
     static final long HANDSHAKE_SILENCE_MILLIS = 30_000;
+    /** The failure count set by a revocation: far enough along that every retry waits the longest backoff. */
+    private static final int REVOKED_FAILURES = 64;
 
     /** Receives what happens on the link; called on the link's event loop, must not block. */
     public interface Listener {
@@ -72,7 +77,7 @@ public final class MasterLink {
     private final NettyTransport transport;
     private final EventLoopGroup group;
     private final ProtocolOptions protocolOptions;
-    private final byte[] secret;
+    private final HelloCredential credential;
     private final String workerId;
     private final String sessionId;
     private final Map<String, String> labels;
@@ -95,14 +100,14 @@ public final class MasterLink {
      *                          {@value #MIN_SILENCE_MILLIS} ms) is closed and made again
      */
     public MasterLink(List<InetSocketAddress> masters, NettyTransport transport, EventLoopGroup group,
-                      ProtocolOptions protocolOptions, byte[] secret, String workerId, String sessionId,
+                      ProtocolOptions protocolOptions, HelloCredential credential, String workerId, String sessionId,
                       Map<String, String> labels, Duration minBackoff, Duration maxBackoff, Duration heartbeatInterval) {
         this.silenceLimitMillis = Math.max(MIN_SILENCE_MILLIS, SILENT_HEARTBEATS * heartbeatInterval.toMillis());
         this.masters = List.copyOf(masters);
         this.transport = transport;
         this.group = group;
         this.protocolOptions = protocolOptions;
-        this.secret = secret.clone();
+        this.credential = credential;
         this.workerId = workerId;
         this.sessionId = sessionId;
         this.labels = Map.copyOf(labels);
@@ -184,6 +189,21 @@ public final class MasterLink {
         group.schedule(this::connect, jittered, TimeUnit.MILLISECONDS);
     }
 
+    /** What an operator should know of a rejection, after its message. */
+    private String advice(RejectReason reason) {
+        return switch (reason) {
+            case REJECT_REASON_DUPLICATE_SESSION -> "; another process says it is worker " + workerId
+                    + " (two machines configured with one worker id?): this one keeps trying, with backoff, and never"
+                    + " pushes the registered one off";
+            case REJECT_REASON_UNKNOWN_WORKER -> "; this worker registers again at its next heartbeat";
+            case REJECT_REASON_KEY_REVOKED -> "; this worker id was revoked: it cannot connect until an operator issues"
+                    + " it a new key";
+            case REJECT_REASON_BAD_KEY -> "; the hello was made with " + credential.describe()
+                    + ": install the worker's current key (a key file is read again at every connection)";
+            default -> "";
+        };
+    }
+
     private static InetSocketAddress parse(String hostPort) {
         int colon = hostPort == null ? -1 : hostPort.lastIndexOf(':');
         if (colon <= 0) {
@@ -201,6 +221,8 @@ public final class MasterLink {
         private final InetSocketAddress address;
         private final ByteString clientNonce = HandshakeProof.newNonce();
         private ByteString serverNonce;
+        /** The proof sent in this connection's hello, which the master's acceptance must match. */
+        private HelloCredential.Proven proven;
         private boolean accepted;
         /** On the channel's event loop only: when something was last read, and the silence that counts. */
         private long lastReadNanos;
@@ -276,16 +298,21 @@ public final class MasterLink {
                     return;
                 }
                 serverNonce = challenge.getServerNonce();
-                ctx.writeAndFlush(Hello.newBuilder()
+                Hello.Builder hello = Hello.newBuilder()
                         .setProtocolMajor(FrameFormat.VERSION).setProtocolMinor(FrameFormat.MINOR_VERSION)
                         .setWorkerId(workerId).setSessionId(sessionId).putAllLabels(labels)
-                        .addCapabilities("python3").setClientNonce(clientNonce)
-                        .setProof(HandshakeProof.helloProof(secret, serverNonce, clientNonce, workerId, sessionId))
-                        .build());
-            } else if (msg instanceof HelloAccepted accept && serverNonce != null) {
-                ByteString expected = HandshakeProof.acceptProof(secret, clientNonce, serverNonce, accept.getMasterId());
-                if (!HandshakeProof.matches(expected, accept.getProof())) {
-                    log.error("master {} did not prove the shared secret; disconnecting", address);
+                        .addCapabilities("python3").setClientNonce(clientNonce);
+                try {
+                    proven = credential.prove(hello, serverNonce, clientNonce);
+                } catch (IllegalStateException e) {
+                    log.error("worker {} cannot say hello: {}", workerId, e.getMessage());
+                    ctx.close();
+                    return;
+                }
+                ctx.writeAndFlush(hello.build());
+            } else if (msg instanceof HelloAccepted accept && proven != null) {
+                if (!proven.provesMaster(accept)) {
+                    log.error("master {} did not prove it knows {}; disconnecting", address, credential.describe());
                     ctx.close();
                     return;
                 }
@@ -298,7 +325,7 @@ public final class MasterLink {
                 log.info("worker {} connected to master {} at {}", workerId, accept.getMasterId(), address);
                 listener.onReady(ctx.channel(), accept.getMasterId());
             } else if (msg instanceof HelloRejected rejected
-                    && rejected.getReason() == io.rlscheduler.protocol.RejectReason.REJECT_REASON_NOT_LEADER) {
+                    && rejected.getReason() == RejectReason.REJECT_REASON_NOT_LEADER) {
                 InetSocketAddress leader = parse(rejected.getLeaderAddress());
                 log.info("master {} is a standby; the leader is at {}", address, leader == null ? "(unknown)" : leader);
                 leaderHint = leader;
@@ -306,7 +333,10 @@ public final class MasterLink {
                 ctx.close();
             } else if (msg instanceof HelloRejected rejected) {
                 lastRejection = rejected.getReason() + ": " + rejected.getMessage();
-                log.error("master {} rejected worker {}: {}", address, workerId, lastRejection);
+                log.error("master {} rejected worker {}: {}{}", address, workerId, lastRejection, advice(rejected.getReason()));
+                if (rejected.getReason() == RejectReason.REJECT_REASON_KEY_REVOKED) {
+                    failures.set(REVOKED_FAILURES); // nothing changes soon: retry at the longest backoff
+                }
                 ctx.close();
             } else if (msg instanceof ErrorReply error) {
                 log.error("master {} answered the handshake with {}: {}", address, error.getCode(), error.getMessage());

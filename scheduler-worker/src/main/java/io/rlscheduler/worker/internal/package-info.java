@@ -18,6 +18,8 @@
  *   <li>Leases: {@link io.rlscheduler.worker.internal.LeaseKeeper} renews them, fences the
  *       attempts it cannot renew and sends the wire heartbeat.</li>
  *   <li>The master: {@link io.rlscheduler.worker.internal.MasterLink} is the connection,
+ *       proving the worker's {@link io.rlscheduler.worker.internal.HelloCredential} (its own key,
+ *       or the shared secret) in the hello;
  *       {@link io.rlscheduler.worker.internal.MessageRouter} hands its messages on. What the
  *       mechanisms of a started worker share is a
  *       {@link io.rlscheduler.worker.internal.WorkerRuntime}.</li>
