@@ -20,14 +20,19 @@ import static org.awaitility.Awaitility.await;
  * Runs a test class under Netty's leak detector at PARANOID level (every buffer tracked) and
  * fails the class if the detector reports a leaked buffer. The detector reports a leak when it
  * finds a collected but unreleased buffer while tracking a new one, so after the tests this
- * extension collects garbage and allocates a few buffers to make it look.
+ * extension collects garbage and allocates a few buffers to make it look. The level the class
+ * found is set again after it.
+ *
+ * <p>Public, in this module's test jar, for the protocol tests of other modules
+ * ({@code @ExtendWith(LeakCheck.class)}).
  */
-final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
+public final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
 
     private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(LeakCheck.class);
 
     @Override
     public void beforeAll(ExtensionContext context) {
+        context.getStore(NS).put("level", ResourceLeakDetector.getLevel());
         ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
         context.getStore(NS).put("capture", LogCapture.of(ResourceLeakDetector.class, Level.ERROR));
     }
@@ -62,6 +67,8 @@ final class LeakCheck implements BeforeAllCallback, AfterAllCallback {
         try (LogCapture capture = context.getStore(NS).remove("capture", LogCapture.class)) {
             List<String> leaks = collectLeakReports(capture);
             assertThat(leaks).as("buffers reported leaked by Netty's PARANOID leak detector").isEmpty();
+        } finally {
+            ResourceLeakDetector.setLevel(context.getStore(NS).remove("level", ResourceLeakDetector.Level.class));
         }
     }
 }
