@@ -1,5 +1,14 @@
 package io.rlscheduler.master;
 
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.internal.Assignment;
+import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.core.internal.TaskDefinition;
+import io.rlscheduler.core.internal.WorkerRegistration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -50,10 +59,15 @@ class WorkerLimitsIT {
     private SchedulerMaster master;
     private EventLoopGroup group;
 
+    private LeaseCore core;
+
     @BeforeEach
-    void setUp(TestRedis redis, RedisNamespace ns) {
+    void setUp(TestRedis redis, RedisNamespace ns, RedisClient client) {
         this.redis = redis;
         this.ns = ns;
+        // Long leases: the test's workers are registered and hold tasks without renewing either.
+        this.core = LeaseCore.create(client, CoreOptions.builder().namespace(ns.name()).heartbeatInterval(Duration.ofSeconds(1))
+                .livenessLease(Duration.ofMinutes(1)).taskLease(Duration.ofMinutes(1)).build());
         group = NettyTransport.nio().newGroup(2, "test-peers");
     }
 
@@ -63,6 +77,7 @@ class WorkerLimitsIT {
         if (master != null) {
             master.close();
         }
+        core.close();
     }
 
     /**
@@ -79,8 +94,30 @@ class WorkerLimitsIT {
                 .build().start();
     }
 
+    /** Registers the worker in Redis, as a worker does before its hello, and connects as it. */
     private RawWorker worker(String id) {
+        register(id);
         return RawWorker.authenticated(group, master.getRpcAddress(), SECRET, id);
+    }
+
+    private void register(String id) {
+        core.register(new WorkerRegistration(id, id + "-session", Map.of(), 8, 1L << 30, List.of())).join();
+    }
+
+    /** Makes the worker hold a new task for each id (claimed before it connects); returns their epochs. */
+    private Map<String, Long> hold(String workerId, String... taskIds) {
+        register(workerId);
+        Map<String, Long> epochs = new HashMap<>();
+        for (String id : taskIds) {
+            core.submit(TaskDefinition.builder(id).build()).join();
+        }
+        for (Assignment a : core.claim(workerId, workerId + "-session", taskIds.length, "claim-" + workerId).join()
+                .getAssignments()) {
+            epochs.put(a.getTaskId(), a.getEpoch());
+            core.acknowledge(new TaskLease(a.getTaskId(), a.getEpoch()), workerId, workerId + "-session").join();
+        }
+        assertThat(epochs).containsOnlyKeys(taskIds);
+        return epochs;
     }
 
     private static boolean acked(RawWorker peer, long sequence) {
@@ -127,8 +164,8 @@ class WorkerLimitsIT {
         assertThat(flood.received).noneMatch(m -> m instanceof ErrorReply);
     }
 
-    private static LogBatch batch(String taskId) {
-        return LogBatch.newBuilder().setTaskId(taskId).setEpoch(1).addChunks(LogChunk.newBuilder().setFirstSequence(1)
+    private static LogBatch batch(String taskId, long epoch) {
+        return LogBatch.newBuilder().setTaskId(taskId).setEpoch(epoch).addChunks(LogChunk.newBuilder().setFirstSequence(1)
                 .setText(ByteString.copyFromUtf8("a line of " + taskId + "\n"))).build();
     }
 
@@ -136,22 +173,18 @@ class WorkerLimitsIT {
         return m instanceof ErrorReply e && e.getTaskId().equals(taskId) && e.getCode() == ErrorCode.ERROR_CODE_LIMIT_EXCEEDED;
     }
 
-    /** Whether the peer got an answer about the task's batch other than a refusal over the limit. */
-    private static boolean answeredWithinTheLimit(RawWorker peer, String taskId) {
-        return peer.has(m -> (m instanceof LogAck ack && ack.getTaskId().equals(taskId))
-                || (m instanceof ErrorReply e && e.getTaskId().equals(taskId) && !refusedOverTheLimit(m, taskId)));
-    }
-
     @Test
     void aBatchForOneAttemptMoreThanAWorkerMayHaveOpenIsRefusedTypedAndWritesNothing() {
         start(b -> b.maxOpenAttemptsPerWorker(2).openAttemptTimeout(Duration.ofMillis(500)));
+        Map<String, Long> epochs = hold("w-greedy", "t1", "t2", "t3");
+        Map<String, Long> others = hold("w-other", "u1");
         RawWorker greedy = worker("w-greedy");
         RawWorker other = worker("w-other");
-        greedy.send(batch("t1"));
-        greedy.send(batch("t2"));
-        await().atMost(Duration.ofSeconds(10)).until(() -> answeredWithinTheLimit(greedy, "t1")
-                && answeredWithinTheLimit(greedy, "t2"));
-        greedy.send(batch("t3"));
+        greedy.send(batch("t1", epochs.get("t1")));
+        greedy.send(batch("t2", epochs.get("t2")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> greedy.has(m -> m instanceof LogAck a && a.getTaskId().equals("t1"))
+                && greedy.has(m -> m instanceof LogAck a && a.getTaskId().equals("t2")));
+        greedy.send(batch("t3", epochs.get("t3")));
         await().atMost(Duration.ofSeconds(10)).until(() -> greedy.has(m -> refusedOverTheLimit(m, "t3")));
         ErrorReply refusal = (ErrorReply) greedy.received.stream().filter(m -> refusedOverTheLimit(m, "t3")).findFirst()
                 .orElseThrow();
@@ -161,13 +194,13 @@ class WorkerLimitsIT {
         assertThat(greedy.channel().isActive()).as("refused, not closed").isTrue();
 
         // Another worker's attempts are its own.
-        other.send(batch("t3"));
-        await().atMost(Duration.ofSeconds(10)).until(() -> answeredWithinTheLimit(other, "t3"));
+        other.send(batch("u1", others.get("u1")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> other.has(m -> m instanceof LogAck ack && ack.getTaskId().equals("u1")));
 
         // Once t1 and t2 have had no batch for the open-attempt timeout, t3 is taken.
         await().pollInterval(Duration.ofMillis(200)).atMost(Duration.ofSeconds(10)).until(() -> {
-            greedy.send(batch("t3"));
-            return answeredWithinTheLimit(greedy, "t3");
+            greedy.send(batch("t3", epochs.get("t3")));
+            return greedy.has(m -> m instanceof LogAck ack && ack.getTaskId().equals("t3"));
         });
     }
 
