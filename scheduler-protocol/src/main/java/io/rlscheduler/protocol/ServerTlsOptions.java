@@ -1,0 +1,157 @@
+package io.rlscheduler.protocol;
+
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Immutable TLS settings of a server port (the master's RPC port). Thread-safe; share one instance.
+ *
+ * <pre>
+ *  setting              default   unit / range
+ *  -------------------  --------  --------------------------------------------------------------
+ *  certificateChain     required  PEM file: this server's certificate first, then intermediates
+ *  privateKey           required  PEM file: that certificate's key, unencrypted PKCS#8
+ *                                   ("-----BEGIN PRIVATE KEY-----"; RSA, EC or EdDSA)
+ *  clientAuth           NONE      ClientAuthMode: NONE, OPTIONAL or REQUIRE
+ *  trustedCertificates  none      PEM files of the CAs whose client certificates are accepted;
+ *                                   required unless clientAuth is NONE, refused with NONE
+ * </pre>
+ *
+ * <p>{@link Builder#build()} reads every file and checks it: a missing or unreadable file, a file
+ * without the PEM blocks the setting needs, a key in another form than unencrypted PKCS#8, or a key
+ * that does not belong to the chain's first certificate is a {@link TlsConfigException}. The
+ * options hold what was read, so a running server never reads these files again; to use new
+ * certificates, build new options and start a new server. {@code toString()} names the files only.
+ */
+public final class ServerTlsOptions {
+
+    /** Default client certificate mode: none asked for. */
+    public static final ClientAuthMode DEFAULT_CLIENT_AUTH = ClientAuthMode.NONE;
+
+    private final CertifiedKey certifiedKey;
+    private final ClientAuthMode clientAuth;
+    private final List<Path> trustedFiles;
+    private final List<X509Certificate> trusted;
+
+    private ServerTlsOptions(Builder b, CertifiedKey certifiedKey, List<X509Certificate> trusted) {
+        this.certifiedKey = certifiedKey;
+        this.clientAuth = b.clientAuth;
+        this.trustedFiles = b.trustedFiles;
+        this.trusted = trusted;
+    }
+
+    /** Returns a builder with every setting at its default and the required ones unset. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Returns a builder holding these settings; its {@link Builder#build()} reads the files again. */
+    public Builder mutate() {
+        Builder b = new Builder();
+        b.chainFile = certifiedKey.chainFile();
+        b.keyFile = certifiedKey.keyFile();
+        b.clientAuth = clientAuth;
+        b.trustedFiles = trustedFiles;
+        return b;
+    }
+
+    /** Returns the PEM file of this server's certificate chain. */
+    public Path getCertificateChainFile() {
+        return certifiedKey.chainFile();
+    }
+
+    /** Returns the PEM file of the private key. */
+    public Path getPrivateKeyFile() {
+        return certifiedKey.keyFile();
+    }
+
+    /** Returns whether clients are asked for a certificate. */
+    public ClientAuthMode getClientAuth() {
+        return clientAuth;
+    }
+
+    /** Returns the PEM files of the CAs whose client certificates are accepted; empty with {@link ClientAuthMode#NONE}. */
+    public List<Path> getTrustedCertificateFiles() {
+        return trustedFiles;
+    }
+
+    CertifiedKey certifiedKey() {
+        return certifiedKey;
+    }
+
+    List<X509Certificate> trusted() {
+        return trusted;
+    }
+
+    @Override
+    public String toString() {
+        return "ServerTlsOptions{" + certifiedKey + ", clientAuth=" + clientAuth + ", trustedCertificates="
+                + trustedFiles + '}';
+    }
+
+    /** Builds {@link ServerTlsOptions}; {@link #build()} reads and checks the files. Not thread-safe. */
+    public static final class Builder {
+        private Path chainFile;
+        private Path keyFile;
+        private ClientAuthMode clientAuth = DEFAULT_CLIENT_AUTH;
+        private List<Path> trustedFiles = List.of();
+
+        private Builder() {
+        }
+
+        /** Sets the PEM file of this server's certificate, followed by its intermediates. Required. */
+        public Builder certificateChain(Path file) {
+            this.chainFile = Objects.requireNonNull(file, "file");
+            return this;
+        }
+
+        /** Sets the PEM file of the certificate's private key, unencrypted PKCS#8. Required. */
+        public Builder privateKey(Path file) {
+            this.keyFile = Objects.requireNonNull(file, "file");
+            return this;
+        }
+
+        /** Sets whether clients are asked for a certificate; default {@link ClientAuthMode#NONE}. */
+        public Builder clientAuth(ClientAuthMode mode) {
+            this.clientAuth = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** Sets the PEM files of the CAs whose client certificates are accepted; default none. */
+        public Builder trustedCertificates(Path... files) {
+            return trustedCertificates(Arrays.asList(Objects.requireNonNull(files, "files")));
+        }
+
+        /** Sets the PEM files of the CAs whose client certificates are accepted; default none. */
+        public Builder trustedCertificates(List<Path> files) {
+            this.trustedFiles = CertifiedKey.files(files, "trusted certificates");
+            return this;
+        }
+
+        /**
+         * Reads the files and returns the options.
+         *
+         * @throws IllegalStateException if the chain or key is unset, or the trusted certificates
+         *                               do not fit the client certificate mode
+         * @throws TlsConfigException    if a file cannot be used
+         */
+        public ServerTlsOptions build() {
+            if (chainFile == null || keyFile == null) {
+                throw new IllegalStateException("a TLS server needs its certificate chain and private key:"
+                        + " call certificateChain(...) and privateKey(...)");
+            }
+            if (clientAuth != ClientAuthMode.NONE && trustedFiles.isEmpty()) {
+                throw new IllegalStateException("clientAuth " + clientAuth + " needs the CAs that sign client"
+                        + " certificates: call trustedCertificates(...)");
+            }
+            if (clientAuth == ClientAuthMode.NONE && !trustedFiles.isEmpty()) {
+                throw new IllegalStateException("trustedCertificates check client certificates, which clientAuth NONE"
+                        + " never asks for: set clientAuth OPTIONAL or REQUIRE, or leave them out");
+            }
+            return new ServerTlsOptions(this, CertifiedKey.load(chainFile, keyFile), CertifiedKey.trusted(trustedFiles));
+        }
+    }
+}
