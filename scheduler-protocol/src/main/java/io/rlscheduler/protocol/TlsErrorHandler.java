@@ -8,6 +8,7 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import java.net.SocketAddress;
+import java.nio.channels.ClosedChannelException;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSession;
 import org.slf4j.Logger;
@@ -18,9 +19,9 @@ import org.slf4j.LoggerFactory;
  * TLS, a handshake that times out or is refused, a fatal alert later) is logged in exactly one line
  * naming the peer and what it means, and the connection is closed. A failed handshake reaches it
  * twice (the handshake event and the exception); the first is reported, the rest logged at DEBUG.
- * A peer that closes during the handshake (a port probe) is logged at DEBUG only. Known alerts get
- * a hint of their usual cause. Failures that
- * are not TLS's go on to the {@link ProtocolErrorHandler}.
+ * A connection closed during the handshake, by the peer (a port probe) or by this end (a stop), is
+ * logged at DEBUG only. Known alerts get a hint of their usual cause. Failures that are not TLS's go
+ * on to the {@link ProtocolErrorHandler}.
  *
  * <p>Stateful: create one instance per channel.
  */
@@ -79,7 +80,8 @@ final class TlsErrorHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         reported = true;
-        if (CLOSED_DURING_HANDSHAKE.equals(cause.getMessage())) {
+        if (cause instanceof ClosedChannelException || CLOSED_DURING_HANDSHAKE.equals(cause.getMessage())) {
+            // Closed during the handshake, by the peer (a port probe) or by this end (a stop).
             log.debug("connection {} closed during the TLS handshake", peer);
         } else if (server) {
             log.warn("closing connection {}: {}", peer, serverSide(cause));

@@ -57,6 +57,8 @@ class TlsPipelineIT {
     private EventLoopGroup boss;
     private EventLoopGroup io;
     private final List<Channel> servers = new CopyOnWriteArrayList<>();
+    /** The servers' side of each connection, in the order they were accepted. */
+    private final List<Channel> serverChildren = new CopyOnWriteArrayList<>();
     /** Per connection the servers greeted: the client certificate's subject, or "none". */
     private final List<String> serverPeerCertificates = new CopyOnWriteArrayList<>();
     private LogCapture tlsLog;
@@ -246,6 +248,18 @@ class TlsPipelineIT {
                 .contains("does not trust this server's certificate");
     }
 
+    @Test
+    void aServerThatClosesAConnectionDuringItsHandshakeLogsNoWarning() throws Exception {
+        InetSocketAddress server = server(serverTls(ClientAuthMode.NONE));
+        Peer waiting = connect(server, null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> serverChildren.size() == 1);
+
+        serverChildren.get(0).close().sync(); // as a master that stops closes its connections
+        await().atMost(Duration.ofSeconds(10)).until(() -> !waiting.channel.isActive());
+        assertServesATlsClient(server);
+        assertThat(tlsLog.messages(Level.WARN)).isEmpty();
+    }
+
     private List<String> serverLines() {
         return tlsLog.messages(Level.WARN).stream().filter(l -> !l.startsWith("closing connection to ")).toList();
     }
@@ -280,7 +294,7 @@ class TlsPipelineIT {
     private InetSocketAddress server(TlsContext tls) throws InterruptedException {
         Channel channel = new ServerBootstrap().group(boss, io).channel(NioServerSocketChannel.class)
                 .childHandler(new ProtocolChannelInitializer(ProtocolOptions.defaults(), tls,
-                        () -> new GreetingResponder(serverPeerCertificates)))
+                        () -> new GreetingResponder(serverChildren, serverPeerCertificates)))
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
         servers.add(channel);
         return (InetSocketAddress) channel.localAddress();
@@ -342,14 +356,17 @@ class TlsPipelineIT {
 
     /** Server side: greets each new connection first, as the master sends its challenge, and answers heartbeats. */
     private static final class GreetingResponder extends SimpleChannelInboundHandler<Heartbeat> {
+        private final List<Channel> channels;
         private final List<String> peerCertificates;
 
-        GreetingResponder(List<String> peerCertificates) {
+        GreetingResponder(List<Channel> channels, List<String> peerCertificates) {
+            this.channels = channels;
             this.peerCertificates = peerCertificates;
         }
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
+            channels.add(ctx.channel());
             ctx.writeAndFlush(Challenge.newBuilder().setProtocolMajor(FrameFormat.VERSION)
                     .setServerNonce(HandshakeProof.newNonce()).setMasterId("tls-test").build());
             SslHandler ssl = ctx.pipeline().get(SslHandler.class);
