@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /** A master and workers on loopback against a real Redis, with leases of about a second. */
 final class Cluster implements AutoCloseable {
@@ -29,14 +30,24 @@ final class Cluster implements AutoCloseable {
 
     /** With claims that look at {@code claimScanLimit} queued tasks. */
     Cluster(TestRedis redis, RedisNamespace ns, Path dir, int claimScanLimit) {
+        this(redis, ns, dir, claimScanLimit, UnaryOperator.identity());
+    }
+
+    /** With the master's builder given settings of the test's own (TLS, a handshake timeout) by {@code master}. */
+    Cluster(TestRedis redis, RedisNamespace ns, Path dir, UnaryOperator<SchedulerMaster.Builder> master) {
+        this(redis, ns, dir, CoreOptions.DEFAULT_CLAIM_SCAN_LIMIT, master);
+    }
+
+    private Cluster(TestRedis redis, RedisNamespace ns, Path dir, int claimScanLimit,
+                    UnaryOperator<SchedulerMaster.Builder> master) {
         this.redis = redis;
         this.dir = dir;
         this.options = CoreOptions.builder().namespace(ns.name()).claimScanLimit(claimScanLimit)
                 .heartbeatInterval(Duration.ofMillis(200)).livenessLease(Duration.ofSeconds(1))
                 .taskLease(Duration.ofSeconds(2)).ackTimeout(Duration.ofSeconds(2)).build();
-        this.master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
+        this.master = master.apply(SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0)
                 .secret(SECRET).coreOptions(options).logDirectory(dir.resolve("logs"))
-                .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500)).build().start();
+                .reapInterval(Duration.ofMillis(200)).dispatchInterval(Duration.ofMillis(500))).build().start();
     }
 
     SchedulerWorker.Builder workerBuilder(String id, Integer... gpus) {

@@ -5,12 +5,14 @@ import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.internal.Checks;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.ServerTlsOptions;
 import io.rlscheduler.store.ArtifactStores;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Immutable settings of a {@link SchedulerMaster}: everything but its Redis connection and its
@@ -38,6 +40,7 @@ import java.util.Objects;
  *  protocolOptions    ProtocolOptions         codec settings (maximum frame length)
  *  transport          epoll, else NIO         socket transport
  *  standbyOnly        false                   never seeks the leadership lease
+ *  tls                none (plaintext)        ServerTlsOptions: TLS on the RPC port, client certificates
  * </pre>
  *
  * <p>The default artifact store is a directory beside the log directory, so that one machine's
@@ -93,6 +96,8 @@ public final class MasterOptions {
     private final ProtocolOptions protocolOptions;
     private final NettyTransport transport;
     private final boolean standbyOnly;
+    /** Null: plaintext. */
+    private final ServerTlsOptions tls;
 
     private MasterOptions(Builder b) {
         this.bindHost = b.bindHost;
@@ -113,6 +118,7 @@ public final class MasterOptions {
         this.protocolOptions = b.protocolOptions;
         this.transport = b.transport;
         this.standbyOnly = b.standbyOnly;
+        this.tls = b.tls;
     }
 
     /** Returns a builder with every setting at its default. */
@@ -146,6 +152,7 @@ public final class MasterOptions {
         b.protocolOptions = protocolOptions;
         b.transport = transport;
         b.standbyOnly = standbyOnly;
+        b.tls = tls;
         return b;
     }
 
@@ -184,6 +191,8 @@ public final class MasterOptions {
     public ProtocolOptions getProtocolOptions() { return protocolOptions; }
     public NettyTransport getTransport() { return transport; }
     public boolean isStandbyOnly() { return standbyOnly; }
+    /** Returns the RPC port's TLS settings, or empty for plaintext (the default). */
+    public Optional<ServerTlsOptions> getTls() { return Optional.ofNullable(tls); }
 
     @Override
     public String toString() {
@@ -193,7 +202,8 @@ public final class MasterOptions {
                 + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
                 + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
                 + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
-                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly + '}';
+                + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly
+                + ", tls=" + (tls == null ? "off" : tls) + '}';
     }
 
     /** Builds {@link MasterOptions}; each setter validates at once. Not thread-safe. */
@@ -216,6 +226,7 @@ public final class MasterOptions {
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
         private boolean standbyOnly;
+        private ServerTlsOptions tls;
 
         private Builder() {
         }
@@ -360,6 +371,19 @@ public final class MasterOptions {
         /** Sets the socket transport; default epoll where available, else NIO. */
         public Builder transport(NettyTransport transport) {
             this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
+        }
+
+        /**
+         * Puts TLS on the RPC port (default off: plaintext): workers must connect with TLS, and
+         * with {@link io.rlscheduler.protocol.ClientAuthMode#REQUIRE} present a certificate signed by
+         * a trusted CA; a worker that presents one must say hello with the worker id its
+         * certificate names (its subject's CN), or it is rejected {@code INVALID_IDENTITY}. The
+         * handshake's proof of the secret is still required, inside TLS. The settings were read and
+         * checked when built; the TLS context is made at start.
+         */
+        public Builder tls(ServerTlsOptions tls) {
+            this.tls = Objects.requireNonNull(tls, "tls");
             return this;
         }
 

@@ -8,6 +8,7 @@ import io.rlscheduler.core.internal.TaskDefinition;
 import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ClientTlsOptions;
 import io.rlscheduler.protocol.ProtocolOptions;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -53,6 +54,8 @@ import java.util.OptionalLong;
  *  artifacts          ArtifactOptions.defaults()     the artifact store, checkpoints and outputs
  *  transport          epoll where available, else NIO
  *  protocolOptions    ProtocolOptions.defaults()     codec settings
+ *  tls                none (plaintext)               ClientTlsOptions: TLS to the masters, a client
+ *                                                      certificate, host name verification
  * </pre>
  */
 public final class WorkerOptions {
@@ -101,6 +104,8 @@ public final class WorkerOptions {
     private final ArtifactOptions artifacts;
     private final NettyTransport transport;
     private final ProtocolOptions protocolOptions;
+    /** Null: plaintext. */
+    private final ClientTlsOptions tls;
 
     private WorkerOptions(Builder b) {
         this.masters = b.masters;
@@ -125,6 +130,7 @@ public final class WorkerOptions {
         this.artifacts = b.artifacts;
         this.transport = b.transport;
         this.protocolOptions = b.protocolOptions;
+        this.tls = b.tls;
     }
 
     /** Returns a builder with every setting at its default and the required ones unset. */
@@ -157,6 +163,7 @@ public final class WorkerOptions {
         b.artifacts = artifacts;
         b.transport = transport;
         b.protocolOptions = protocolOptions;
+        b.tls = tls;
         return b;
     }
 
@@ -191,6 +198,8 @@ public final class WorkerOptions {
     public ArtifactOptions getArtifacts() { return artifacts; }
     public NettyTransport getTransport() { return transport; }
     public ProtocolOptions getProtocolOptions() { return protocolOptions; }
+    /** Returns the TLS settings of the connections to the masters, or empty for plaintext (the default). */
+    public Optional<ClientTlsOptions> getTls() { return Optional.ofNullable(tls); }
 
     /** Returns the settings, the secret left out. */
     @Override
@@ -201,7 +210,8 @@ public final class WorkerOptions {
                 + ", scriptRoots=" + scriptRoots + ", runRoot=" + runRoot + ", stateDirectory=" + getStateDirectory()
                 + ", coreOptions=" + coreOptions + ", killGrace=" + killGrace + ", reconnectBackoff=" + reconnectMin
                 + ".." + reconnectMax + ", logFlushInterval=" + logFlushInterval + ", logBatchLines=" + logBatchLines
-                + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + ", artifacts=" + artifacts + '}';
+                + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + ", artifacts=" + artifacts
+                + ", tls=" + (tls == null ? "off" : tls) + '}';
     }
 
     /** Builds {@link WorkerOptions}; each setter validates at once, {@link #build()} across fields. Not thread-safe. */
@@ -228,6 +238,7 @@ public final class WorkerOptions {
         private ArtifactOptions artifacts = ArtifactOptions.defaults();
         private NettyTransport transport = NettyTransport.best();
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
+        private ClientTlsOptions tls;
 
         private Builder() {
         }
@@ -429,6 +440,19 @@ public final class WorkerOptions {
         /** Sets the codec settings; default {@link ProtocolOptions#defaults()}. */
         public Builder protocolOptions(ProtocolOptions options) {
             this.protocolOptions = Objects.requireNonNull(options, "options");
+            return this;
+        }
+
+        /**
+         * Connects to the masters over TLS (default off: plaintext); the masters' RPC port must use
+         * TLS too. The master's certificate must be signed by a trusted CA and, unless host name
+         * verification is turned off, name the host dialled (as configured here, or as a standby
+         * names the leader: its advertised host). With a client certificate, its subject's CN must
+         * be this worker's id. The shared secret is still proven, inside TLS. The settings were
+         * read and checked when built; the TLS context is made at start.
+         */
+        public Builder tls(ClientTlsOptions tls) {
+            this.tls = Objects.requireNonNull(tls, "tls");
             return this;
         }
 

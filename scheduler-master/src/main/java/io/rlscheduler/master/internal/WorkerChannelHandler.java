@@ -169,6 +169,11 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
                     "worker id and session id must be 1 to 128 of [A-Za-z0-9._-]");
             return;
         }
+        String certificateMismatch = CertificateIdentity.mismatch(ctx.channel(), hello.getWorkerId());
+        if (certificateMismatch != null) {
+            reject(ctx, RejectReason.REJECT_REASON_INVALID_IDENTITY, certificateMismatch);
+            return;
+        }
         ByteString expected = HandshakeProof.helloProof(context.secret, serverNonce, hello.getClientNonce(),
                 hello.getWorkerId(), hello.getSessionId());
         if (hello.getClientNonce().size() != HandshakeProof.NONCE_LENGTH || !HandshakeProof.matches(expected, hello.getProof())) {

@@ -8,7 +8,9 @@
  *       heartbeats, log batches) with what all connections share in a
  *       {@link io.rlscheduler.master.internal.MasterContext};
  *       {@link io.rlscheduler.master.internal.WorkerRegistry} holds the
- *       {@link io.rlscheduler.master.internal.ConnectedWorker}s.</li>
+ *       {@link io.rlscheduler.master.internal.ConnectedWorker}s. Over TLS with client
+ *       certificates, {@link io.rlscheduler.master.internal.CertificateIdentity} holds a hello to
+ *       the worker id its certificate names.</li>
  *   <li>Leadership: {@link io.rlscheduler.master.internal.LeaderElector} keeps the leadership
  *       lease; while this master leads, {@link io.rlscheduler.master.internal.Dispatcher} moves
  *       queued tasks to connected workers and {@link io.rlscheduler.master.internal.Reaper} takes
