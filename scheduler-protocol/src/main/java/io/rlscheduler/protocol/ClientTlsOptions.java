@@ -24,7 +24,8 @@ import java.util.Optional;
  * <p>Host name verification follows the rule of HTTPS (RFC 2818, the JDK's {@code "HTTPS"}
  * endpoint identification): the host the client dials (as configured, or as a standby names the
  * leader) must appear in the server certificate's subject alternative names, a DNS name (one
- * leading {@code *} wildcard allowed) for a host name, an IP address for an address. Turn it off
+ * leading {@code *} wildcard allowed; the subject's CN only in a certificate without DNS names) for
+ * a host name, an IP address for an address. Turn it off
  * only where the trusted CA signs nothing but these servers' certificates.
  *
  * <p>{@link Builder#build()} reads every file and checks it ({@link TlsConfigException}); the

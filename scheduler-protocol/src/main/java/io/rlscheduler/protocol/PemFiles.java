@@ -86,8 +86,8 @@ final class PemFiles {
                 case "ENCRYPTED PRIVATE KEY" -> throw new TlsConfigException(TlsConfigException.Problem.UNSUPPORTED_KEY,
                         file, "private key file " + file + " holds an encrypted key, which is not read: " + CONVERT_KEY);
                 case "RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY" -> throw new TlsConfigException(
-                        TlsConfigException.Problem.UNSUPPORTED_KEY, file, "private key file " + file + " holds a "
-                        + block[0] + " (a PKCS#1 or SEC 1 key), which is not read: " + CONVERT_KEY);
+                        TlsConfigException.Problem.UNSUPPORTED_KEY, file, "private key file " + file + " holds a key"
+                        + " of the form -----BEGIN " + block[0] + "----- (PKCS#1 or SEC 1), which is not read: " + CONVERT_KEY);
                 default -> {
                 }
             }
