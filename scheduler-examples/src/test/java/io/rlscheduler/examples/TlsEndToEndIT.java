@@ -166,8 +166,8 @@ class TlsEndToEndIT {
 
     /** The master's TLS: its certificate, and with client certificates the CA that signs the workers'. */
     private static UnaryOperator<SchedulerMaster.Builder> master(ClientAuthMode clientAuth) {
-        ServerTlsOptions.Builder tls = ServerTlsOptions.builder().certificateChain(masterCertificate.certificateChain())
-                .privateKey(masterCertificate.privateKey()).clientAuth(clientAuth);
+        ServerTlsOptions.Builder tls = ServerTlsOptions.builder(masterCertificate.certificateChain(),
+                masterCertificate.privateKey()).clientAuth(clientAuth);
         if (clientAuth != ClientAuthMode.NONE) {
             tls.trustedCertificates(ca.caCertificate());
         }
@@ -178,7 +178,7 @@ class TlsEndToEndIT {
     /** A worker's TLS: trusts the CA, presents {@code certificate}. */
     private static ClientTlsOptions workerTls(TestCertificates.Issued certificate) {
         return ClientTlsOptions.builder().trustedCertificates(ca.caCertificate())
-                .certificateChain(certificate.certificateChain()).privateKey(certificate.privateKey()).build();
+                .clientCertificate(certificate.certificateChain(), certificate.privateKey()).build();
     }
 
     private static TaskSpec probe(String id) {

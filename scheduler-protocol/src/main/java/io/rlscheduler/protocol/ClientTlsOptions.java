@@ -15,9 +15,9 @@ import java.util.Optional;
  *  setting              default                  unit / range
  *  -------------------  -----------------------  -------------------------------------------------
  *  trustedCertificates  the JDK's trust store    PEM files of the CAs that sign the servers' certificates
- *  certificateChain     none                     PEM file: this client's certificate (mutual TLS),
- *                                                  first, then intermediates; with privateKey
- *  privateKey           none                     PEM file: that certificate's key, unencrypted PKCS#8
+ *  clientCertificate    none                     (chain, key) PEM files for mutual TLS: this client's
+ *                                                  certificate first, then intermediates; its key,
+ *                                                  unencrypted PKCS#8
  *  verifyHostname       true                     the server's certificate must name the host dialled
  * </pre>
  *
@@ -122,15 +122,15 @@ public final class ClientTlsOptions {
             return this;
         }
 
-        /** Sets the PEM file of this client's certificate (mutual TLS), then its intermediates; default none. */
-        public Builder certificateChain(Path file) {
-            this.chainFile = Objects.requireNonNull(file, "file");
-            return this;
-        }
-
-        /** Sets the PEM file of the client certificate's key, unencrypted PKCS#8; default none. */
-        public Builder privateKey(Path file) {
-            this.keyFile = Objects.requireNonNull(file, "file");
+        /**
+         * Sets the certificate this client presents (mutual TLS); default none.
+         *
+         * @param certificateChain PEM file: this client's certificate first, then its intermediates
+         * @param privateKey       PEM file: that certificate's key, unencrypted PKCS#8
+         */
+        public Builder clientCertificate(Path certificateChain, Path privateKey) {
+            this.chainFile = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.keyFile = Objects.requireNonNull(privateKey, "privateKey");
             return this;
         }
 
@@ -143,14 +143,9 @@ public final class ClientTlsOptions {
         /**
          * Reads the files and returns the options.
          *
-         * @throws IllegalStateException if only one of certificate chain and private key is set
-         * @throws TlsConfigException    if a file cannot be used
+         * @throws TlsConfigException if a file cannot be used
          */
         public ClientTlsOptions build() {
-            if ((chainFile == null) != (keyFile == null)) {
-                throw new IllegalStateException("a client certificate needs both its chain and its key: call"
-                        + " certificateChain(...) and privateKey(...), or neither");
-            }
             List<X509Certificate> trusted = CertifiedKey.trusted(trustedFiles);
             return new ClientTlsOptions(this, trusted, chainFile == null ? null : CertifiedKey.load(chainFile, keyFile));
         }

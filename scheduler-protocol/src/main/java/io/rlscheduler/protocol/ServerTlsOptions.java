@@ -12,9 +12,10 @@ import java.util.Objects;
  * <pre>
  *  setting              default   unit / range
  *  -------------------  --------  --------------------------------------------------------------
- *  certificateChain     required  PEM file: this server's certificate first, then intermediates
- *  privateKey           required  PEM file: that certificate's key, unencrypted PKCS#8
- *                                   ("-----BEGIN PRIVATE KEY-----"; RSA, EC or EdDSA)
+ *  certificateChain     required  builder(chain, key): PEM file, this server's certificate first,
+ *                                   then intermediates
+ *  privateKey           required  builder(chain, key): PEM file, that certificate's key,
+ *                                   unencrypted PKCS#8 ("-----BEGIN PRIVATE KEY-----"; RSA, EC or EdDSA)
  *  clientAuth           NONE      ClientAuthMode: NONE, OPTIONAL or REQUIRE
  *  trustedCertificates  none      PEM files of the CAs whose client certificates are accepted;
  *                                   required unless clientAuth is NONE, refused with NONE
@@ -43,16 +44,19 @@ public final class ServerTlsOptions {
         this.trusted = trusted;
     }
 
-    /** Returns a builder with every setting at its default and the required ones unset. */
-    public static Builder builder() {
-        return new Builder();
+    /**
+     * Returns a builder of a server presenting this certificate; every other setting at its default.
+     *
+     * @param certificateChain PEM file: this server's certificate first, then its intermediates
+     * @param privateKey       PEM file: that certificate's key, unencrypted PKCS#8
+     */
+    public static Builder builder(Path certificateChain, Path privateKey) {
+        return new Builder(certificateChain, privateKey);
     }
 
     /** Returns a builder holding these settings; its {@link Builder#build()} reads the files again. */
     public Builder mutate() {
-        Builder b = new Builder();
-        b.chainFile = certifiedKey.chainFile();
-        b.keyFile = certifiedKey.keyFile();
+        Builder b = new Builder(certifiedKey.chainFile(), certifiedKey.keyFile());
         b.clientAuth = clientAuth;
         b.trustedFiles = trustedFiles;
         return b;
@@ -94,24 +98,14 @@ public final class ServerTlsOptions {
 
     /** Builds {@link ServerTlsOptions}; {@link #build()} reads and checks the files. Not thread-safe. */
     public static final class Builder {
-        private Path chainFile;
-        private Path keyFile;
+        private final Path chainFile;
+        private final Path keyFile;
         private ClientAuthMode clientAuth = DEFAULT_CLIENT_AUTH;
         private List<Path> trustedFiles = List.of();
 
-        private Builder() {
-        }
-
-        /** Sets the PEM file of this server's certificate, followed by its intermediates. Required. */
-        public Builder certificateChain(Path file) {
-            this.chainFile = Objects.requireNonNull(file, "file");
-            return this;
-        }
-
-        /** Sets the PEM file of the certificate's private key, unencrypted PKCS#8. Required. */
-        public Builder privateKey(Path file) {
-            this.keyFile = Objects.requireNonNull(file, "file");
-            return this;
+        private Builder(Path chainFile, Path keyFile) {
+            this.chainFile = Objects.requireNonNull(chainFile, "certificateChain");
+            this.keyFile = Objects.requireNonNull(keyFile, "privateKey");
         }
 
         /** Sets whether clients are asked for a certificate; default {@link ClientAuthMode#NONE}. */
@@ -134,15 +128,10 @@ public final class ServerTlsOptions {
         /**
          * Reads the files and returns the options.
          *
-         * @throws IllegalStateException if the chain or key is unset, or the trusted certificates
-         *                               do not fit the client certificate mode
+         * @throws IllegalStateException if the trusted certificates do not fit the client certificate mode
          * @throws TlsConfigException    if a file cannot be used
          */
         public ServerTlsOptions build() {
-            if (chainFile == null || keyFile == null) {
-                throw new IllegalStateException("a TLS server needs its certificate chain and private key:"
-                        + " call certificateChain(...) and privateKey(...)");
-            }
             if (clientAuth != ClientAuthMode.NONE && trustedFiles.isEmpty()) {
                 throw new IllegalStateException("clientAuth " + clientAuth + " needs the CAs that sign client"
                         + " certificates: call trustedCertificates(...)");

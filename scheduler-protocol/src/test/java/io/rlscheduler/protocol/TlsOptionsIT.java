@@ -34,8 +34,7 @@ class TlsOptionsIT {
 
     @Test
     void goodFilesBuildAndTheOptionsNameTheFilesButNeverTheKey() throws Exception {
-        ServerTlsOptions options = ServerTlsOptions.builder().certificateChain(server.certificateChain())
-                .privateKey(server.privateKey()).clientAuth(ClientAuthMode.REQUIRE)
+        ServerTlsOptions options = serverBuilder().clientAuth(ClientAuthMode.REQUIRE)
                 .trustedCertificates(ca.caCertificate()).build();
         assertThat(options.certifiedKey().chain()).hasSize(2);
         assertThat(options.trusted()).hasSize(1);
@@ -45,7 +44,7 @@ class TlsOptionsIT {
         assertThat(TlsContext.forServer(options, Duration.ofSeconds(1)).isServer()).isTrue();
 
         ClientTlsOptions client = ClientTlsOptions.builder().trustedCertificates(ca.caCertificate())
-                .certificateChain(other.certificateChain()).privateKey(other.privateKey()).build();
+                .clientCertificate(other.certificateChain(), other.privateKey()).build();
         assertThat(client.isVerifyHostname()).isTrue();
         assertThat(client.getCertificateChainFile()).contains(other.certificateChain());
         assertThat(TlsContext.forClient(client, Duration.ofSeconds(1)).isServer()).isFalse();
@@ -120,9 +119,8 @@ class TlsOptionsIT {
         assertProblem(() -> serverWith(server.certificateChain(), other.privateKey()),
                 TlsConfigException.Problem.KEY_MISMATCH, other.privateKey())
                 .hasMessageContaining(server.certificateChain().toString()).hasMessageContaining("CN=localhost");
-        assertProblem(() -> ClientTlsOptions.builder().certificateChain(other.certificateChain())
-                        .privateKey(server.privateKey()).build(),
-                TlsConfigException.Problem.KEY_MISMATCH, server.privateKey());
+        assertProblem(() -> ClientTlsOptions.builder().clientCertificate(other.certificateChain(), server.privateKey())
+                .build(), TlsConfigException.Problem.KEY_MISMATCH, server.privateKey());
         // The CA's certificate first: the chain's order matters.
         String[] parts = Files.readString(server.certificateChain()).split("(?=-----BEGIN CERTIFICATE-----)");
         Path reversed = write("reversed-chain.pem", parts[1] + parts[0]);
@@ -133,28 +131,29 @@ class TlsOptionsIT {
 
     @Test
     void settingsThatDoNotFitTogetherAreRefusedAtBuild() {
-        assertThatThrownBy(() -> ServerTlsOptions.builder().certificateChain(server.certificateChain()).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("privateKey(...)");
-        assertThatThrownBy(() -> ServerTlsOptions.builder().certificateChain(server.certificateChain())
-                .privateKey(server.privateKey()).clientAuth(ClientAuthMode.REQUIRE).build())
+        assertThatThrownBy(() -> ServerTlsOptions.builder(server.certificateChain(), null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("privateKey");
+        assertThatThrownBy(() -> serverBuilder().clientAuth(ClientAuthMode.REQUIRE).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("trustedCertificates(...)");
-        assertThatThrownBy(() -> ServerTlsOptions.builder().certificateChain(server.certificateChain())
-                .privateKey(server.privateKey()).trustedCertificates(ca.caCertificate()).build())
+        assertThatThrownBy(() -> serverBuilder().trustedCertificates(ca.caCertificate()).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("clientAuth NONE");
-        assertThatThrownBy(() -> ClientTlsOptions.builder().certificateChain(other.certificateChain()).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("or neither");
-        assertThatThrownBy(() -> ServerTlsOptions.builder().trustedCertificates((Path) null))
+        assertThatThrownBy(() -> ClientTlsOptions.builder().clientCertificate(other.certificateChain(), null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("privateKey");
+        assertThatThrownBy(() -> serverBuilder().trustedCertificates((Path) null))
                 .isInstanceOf(NullPointerException.class);
-        ServerTlsOptions good = ServerTlsOptions.builder().certificateChain(server.certificateChain())
-                .privateKey(server.privateKey()).build();
+        ServerTlsOptions good = serverBuilder().build();
         assertThatThrownBy(() -> TlsContext.forServer(good, Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("handshakeTimeout must be positive");
         assertThatThrownBy(() -> TlsContext.forServer(good, Duration.ofSeconds(1)).forPeer(null))
                 .isInstanceOf(IllegalStateException.class);
     }
 
+    private static ServerTlsOptions.Builder serverBuilder() {
+        return ServerTlsOptions.builder(server.certificateChain(), server.privateKey());
+    }
+
     private static ServerTlsOptions serverWith(Path chain, Path key) {
-        return ServerTlsOptions.builder().certificateChain(chain).privateKey(key).build();
+        return ServerTlsOptions.builder(chain, key).build();
     }
 
     private static Path write(String name, String text) throws Exception {

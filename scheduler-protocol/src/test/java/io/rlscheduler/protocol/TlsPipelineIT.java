@@ -70,7 +70,8 @@ class TlsPipelineIT {
         serverCertificate = ca.issue("server", "localhost", "dns:localhost", "ip:127.0.0.1");
         elsewhereCertificate = ca.issue("elsewhere", "elsewhere.example", "dns:elsewhere.example");
         clientCertificate = ca.issue("client", "w1");
-        strangerCertificate = TestCertificates.create(certificateDir.resolve("other"), "other-ca").issue("stranger", "w1");
+        strangerCertificate = TestCertificates.create(certificateDir.resolve("other"), "other-ca")
+                .issue("stranger", "w1");
     }
 
     @BeforeEach
@@ -126,9 +127,8 @@ class TlsPipelineIT {
     @Test
     void aPlaintextClientThatWaitsForTheServerIsClosedAtTheHandshakeTimeoutWithOneLine() throws Exception {
         Duration timeout = Duration.ofMillis(500);
-        InetSocketAddress server = server(TlsContext.forServer(ServerTlsOptions.builder()
-                .certificateChain(serverCertificate.certificateChain()).privateKey(serverCertificate.privateKey())
-                .build(), timeout));
+        InetSocketAddress server = server(TlsContext.forServer(ServerTlsOptions.builder(
+                serverCertificate.certificateChain(), serverCertificate.privateKey()).build(), timeout));
         Peer plaintext = connect(server, null);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> !plaintext.channel.isActive());
@@ -182,12 +182,13 @@ class TlsPipelineIT {
                 .contains("requires a client certificate it trusts");
 
         Peer certified = connect(server, clientTls(ClientTlsOptions.builder().trustedCertificates(ca.caCertificate())
-                .certificateChain(clientCertificate.certificateChain()).privateKey(clientCertificate.privateKey())));
+                .clientCertificate(clientCertificate.certificateChain(), clientCertificate.privateKey())));
         certified.awaitGreeting();
         X509Certificate presented = (X509Certificate) certified.channel.pipeline().get(SslHandler.class).engine()
                 .getSession().getLocalCertificates()[0];
         assertThat(presented.getSubjectX500Principal().getName()).isEqualTo("CN=w1");
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(serverPeerCertificates).containsExactly("CN=w1"));
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(serverPeerCertificates).containsExactly("CN=w1"));
         certified.channel.close().sync();
         assertThat(tlsLog.messages(Level.WARN)).hasSize(2);
     }
@@ -213,14 +214,13 @@ class TlsPipelineIT {
 
     private static TlsContext strangerTls() {
         return clientTls(ClientTlsOptions.builder().trustedCertificates(ca.caCertificate())
-                .certificateChain(strangerCertificate.certificateChain()).privateKey(strangerCertificate.privateKey()));
+                .clientCertificate(strangerCertificate.certificateChain(), strangerCertificate.privateKey()));
     }
 
     @Test
     void theClientRefusesAServerWhoseCertificateDoesNotNameTheHostItDialsUnlessVerificationIsOff() throws Exception {
-        InetSocketAddress server = server(TlsContext.forServer(ServerTlsOptions.builder()
-                .certificateChain(elsewhereCertificate.certificateChain()).privateKey(elsewhereCertificate.privateKey())
-                .build(), HANDSHAKE_TIMEOUT));
+        InetSocketAddress server = server(TlsContext.forServer(ServerTlsOptions.builder(
+                elsewhereCertificate.certificateChain(), elsewhereCertificate.privateKey()).build(), HANDSHAKE_TIMEOUT));
         Peer verifying = connect(server, clientTls(ClientTlsOptions.builder().trustedCertificates(ca.caCertificate())));
 
         await().atMost(Duration.ofSeconds(10)).until(() -> !verifying.channel.isActive());
@@ -277,9 +277,8 @@ class TlsPipelineIT {
     }
 
     private static TlsContext serverTls(ClientAuthMode clientAuth) {
-        ServerTlsOptions.Builder options = ServerTlsOptions.builder()
-                .certificateChain(serverCertificate.certificateChain()).privateKey(serverCertificate.privateKey())
-                .clientAuth(clientAuth);
+        ServerTlsOptions.Builder options = ServerTlsOptions.builder(serverCertificate.certificateChain(),
+                serverCertificate.privateKey()).clientAuth(clientAuth);
         if (clientAuth != ClientAuthMode.NONE) {
             options.trustedCertificates(ca.caCertificate());
         }

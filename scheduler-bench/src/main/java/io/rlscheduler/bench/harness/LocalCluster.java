@@ -172,8 +172,8 @@ public final class LocalCluster implements AutoCloseable {
             long began = System.nanoTime();
             TestCertificates ca = TestCertificates.create(workDir.resolve("tls"));
             TestCertificates.Issued certificate = ca.issue("master", "localhost", "dns:localhost", "ip:127.0.0.1");
-            masterBuilder.tls(ServerTlsOptions.builder().certificateChain(certificate.certificateChain())
-                    .privateKey(certificate.privateKey()).build());
+            masterBuilder.tls(ServerTlsOptions.builder(certificate.certificateChain(), certificate.privateKey())
+                    .build());
             workerTls = ClientTlsOptions.builder().trustedCertificates(ca.caCertificate()).build();
             System.out.printf(java.util.Locale.ROOT, "# master and workers over TLS (certificates made with keytool in"
                     + " %.1f s)%n", (System.nanoTime() - began) / 1e9);
