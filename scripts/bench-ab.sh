@@ -8,12 +8,14 @@
 # usage: scripts/bench-ab.sh A.jar B.jar PAIRS name...
 #   e.g. scripts/bench-ab.sh /tmp/old/benchmarks.jar scheduler-bench/target/benchmarks.jar 3 \
 #            dispatch-throughput dispatch-latency log-stream
-# Environment: BENCH_PARAMS and BENCH_JAVA_OPTS as for scripts/bench.sh.
+# Environment: BENCH_PARAMS and BENCH_JAVA_OPTS as for scripts/bench.sh; BENCH_A_PARAMS and
+#   BENCH_B_PARAMS are added to A's and B's runs only (one jar as both, BENCH_B_PARAMS="-p tls=true":
+#   TLS against plaintext).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 if [[ $# -lt 4 ]]; then
-    sed -n '2,12p' "$0" >&2
+    sed -n '2,15p' "$0" >&2
     exit 2
 fi
 A=$1 B=$2 PAIRS=$3
@@ -22,13 +24,17 @@ NAMES=("$@")
 JAVA=${JAVA:-java}
 read -r -a JAVA_OPTS <<< "${BENCH_JAVA_OPTS:--Xms1g -Xmx2g}"
 read -r -a PARAMS <<< "${BENCH_PARAMS:-}"
+read -r -a A_PARAMS <<< "${BENCH_A_PARAMS:-}"
+read -r -a B_PARAMS <<< "${BENCH_B_PARAMS:-}"
 OUT=bench-ab
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
 run() { # label jar pair
-    echo "# $(date +%T) run $1 pair $3 ($2)"
-    "$JAVA" "${JAVA_OPTS[@]}" -cp "$2" io.rlscheduler.bench.BenchMain --out "$OUT/$1-$3" "${PARAMS[@]}" "${NAMES[@]}" \
+    local own
+    if [[ $1 == a ]]; then own=("${A_PARAMS[@]}"); else own=("${B_PARAMS[@]}"); fi
+    echo "# $(date +%T) run $1 pair $3 ($2 ${own[*]})"
+    "$JAVA" "${JAVA_OPTS[@]}" -cp "$2" io.rlscheduler.bench.BenchMain --out "$OUT/$1-$3" "${PARAMS[@]}" "${own[@]}" "${NAMES[@]}" \
         > "$OUT/$1-$3.log" 2>&1 || { echo "bench-ab: run $1 pair $3 failed; see $OUT/$1-$3.log" >&2; exit 1; }
 }
 

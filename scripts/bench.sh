@@ -21,7 +21,8 @@
 # Environment:
 #   BENCH_PARAMS     extra BenchMain options, e.g. "-p dispatch-throughput.tasks=5000 -p dispatch-latency.duration=5"
 #                    ("-p log-stream.lines=100000 -p failover.runs=2 -p heartbeats.workers=500
-#                    -p heartbeats.duration=10" shortens the three slowest; "-p sizeMiB=256" the artifact ones)
+#                    -p heartbeats.duration=10" shortens the three slowest; "-p sizeMiB=256" the artifact ones;
+#                    "-p tls=true" runs dispatch-throughput, dispatch-latency and log-stream over TLS)
 #   BENCH_JMH_OPTS   JMH run settings (default "-f 1 -wi 2 -w 2s -i 3 -r 2s": shorter than the annotations'
 #                    3 x 2 s warmup + 5 x 2 s measurement, to keep the whole run under 10 minutes on 2 cores)
 #   BENCH_JAVA_OPTS  JVM options of BenchMain (default "-Xms1g -Xmx2g")

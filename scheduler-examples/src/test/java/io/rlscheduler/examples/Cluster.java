@@ -33,6 +33,11 @@ final class Cluster implements AutoCloseable {
         this(redis, ns, dir, claimScanLimit, master -> master);
     }
 
+    /** With the master's builder given settings of the test's own (TLS, a handshake timeout) by {@code master}. */
+    Cluster(TestRedis redis, RedisNamespace ns, Path dir, UnaryOperator<SchedulerMaster.Builder> master) {
+        this(redis, ns, dir, CoreOptions.DEFAULT_CLAIM_SCAN_LIMIT, master);
+    }
+
     /** With the master's builder given to {@code settings} (settings of the test's own) before it is built. */
     Cluster(TestRedis redis, RedisNamespace ns, Path dir, int claimScanLimit,
             UnaryOperator<SchedulerMaster.Builder> settings) {

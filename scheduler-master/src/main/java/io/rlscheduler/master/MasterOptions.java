@@ -5,12 +5,14 @@ import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.internal.Checks;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.ServerTlsOptions;
 import io.rlscheduler.store.ArtifactStores;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Immutable settings of a {@link SchedulerMaster}: everything but its Redis connection and its
@@ -46,6 +48,7 @@ import java.util.Objects;
  *  workerIdleTimeout  3 x heartbeatInterval,  an authenticated connection silent this long is closed, at least
  *                     at least 5 s            2 x heartbeatInterval, up to 1 day
  *  workerKeysRequired false                   accept only hellos made with a worker key
+ *  tls                none (plaintext)        ServerTlsOptions: TLS on the RPC port, client certificates
  * </pre>
  *
  * <p>The default artifact store is a directory beside the log directory, so that one machine's
@@ -131,6 +134,8 @@ public final class MasterOptions {
     /** Null: the default, {@value #DEFAULT_WORKER_IDLE_HEARTBEATS} heartbeat intervals, at least 5 s. */
     private final Duration workerIdleTimeout;
     private final boolean workerKeysRequired;
+    /** Null: plaintext. */
+    private final ServerTlsOptions tls;
 
     private MasterOptions(Builder b) {
         this.bindHost = b.bindHost;
@@ -158,6 +163,7 @@ public final class MasterOptions {
         this.maxLogBytesPerTask = b.maxLogBytesPerTask;
         this.workerIdleTimeout = b.workerIdleTimeout;
         this.workerKeysRequired = b.workerKeysRequired;
+        this.tls = b.tls;
     }
 
     /** Returns a builder with every setting at its default. */
@@ -198,6 +204,7 @@ public final class MasterOptions {
         b.maxLogBytesPerTask = maxLogBytesPerTask;
         b.workerIdleTimeout = workerIdleTimeout;
         b.workerKeysRequired = workerKeysRequired;
+        b.tls = tls;
         return b;
     }
 
@@ -261,6 +268,8 @@ public final class MasterOptions {
     }
     /** Returns whether only hellos made with a worker key are accepted (default false: the shared secret too). */
     public boolean isWorkerKeysRequired() { return workerKeysRequired; }
+    /** Returns the RPC port's TLS settings, or empty for plaintext (the default). */
+    public Optional<ServerTlsOptions> getTls() { return Optional.ofNullable(tls); }
 
     @Override
     public String toString() {
@@ -274,7 +283,8 @@ public final class MasterOptions {
                 + ", workerInboundRate=" + workerInboundRate + ", workerInboundBurst=" + workerInboundBurst
                 + ", maxOpenAttemptsPerWorker=" + maxOpenAttemptsPerWorker + ", openAttemptTimeout=" + openAttemptTimeout
                 + ", maxLogBytesPerTask=" + maxLogBytesPerTask + ", workerIdleTimeout=" + getWorkerIdleTimeout()
-                + ", workerKeysRequired=" + workerKeysRequired + '}';
+                + ", workerKeysRequired=" + workerKeysRequired
+                + ", tls=" + (tls == null ? "off" : tls) + '}';
     }
 
     /** Builds {@link MasterOptions}; each setter validates at once. Not thread-safe. */
@@ -304,6 +314,7 @@ public final class MasterOptions {
         private long maxLogBytesPerTask = DEFAULT_MAX_LOG_BYTES_PER_TASK;
         private Duration workerIdleTimeout;
         private boolean workerKeysRequired;
+        private ServerTlsOptions tls;
 
         private Builder() {
         }
@@ -520,6 +531,19 @@ public final class MasterOptions {
          */
         public Builder workerKeysRequired(boolean required) {
             this.workerKeysRequired = required;
+            return this;
+        }
+
+        /**
+         * Puts TLS on the RPC port (default off: plaintext): workers must connect with TLS, and
+         * with {@link io.rlscheduler.protocol.ClientAuthMode#REQUIRE} present a certificate signed by
+         * a trusted CA; a worker that presents one must say hello with the worker id its
+         * certificate names (its subject's CN), or it is rejected {@code INVALID_IDENTITY}. The
+         * handshake's proof of the secret is still required, inside TLS. The settings were read and
+         * checked when built; the TLS context is made at start.
+         */
+        public Builder tls(ServerTlsOptions tls) {
+            this.tls = Objects.requireNonNull(tls, "tls");
             return this;
         }
 

@@ -41,6 +41,7 @@ import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.ServerTlsOptions;
 import io.rlscheduler.store.ArtifactStore;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
@@ -187,8 +188,8 @@ public final class SchedulerMaster implements AutoCloseable {
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
                     openAttempts, auth);
-            rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(), context,
-                    options.getBindHost(), options.getRpcPort());
+            rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(),
+                    options.getTls().orElse(null), context, options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {
                 Thread t = new Thread(r, "rls-master-timers");
                 t.setDaemon(true);
@@ -207,7 +208,8 @@ public final class SchedulerMaster implements AutoCloseable {
             timers.scheduleWithFixedDelay(reaper::reapOnce, reap, reap, TimeUnit.MILLISECONDS);
             long backstop = options.getDispatchInterval().toMillis();
             timers.scheduleWithFixedDelay(dispatcher::backstop, backstop, backstop, TimeUnit.MILLISECONDS);
-            log.info("master {} listening on {} ({}), namespace {}", masterId, rpc.localAddress(), rpc.transportName(),
+            log.info("master {} listening on {} ({}, {}), namespace {}", masterId, rpc.localAddress(), rpc.transportName(),
+                    options.getTls().map(t -> "TLS, client certificates " + t.getClientAuth()).orElse("plaintext"),
                     coreOptions.getNamespace());
             dispatcher.trigger();
             return this;
@@ -776,6 +778,12 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#workerKeysRequired}. */
         public Builder workerKeysRequired(boolean required) {
             options.workerKeysRequired(required);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#tls}. */
+        public Builder tls(ServerTlsOptions tls) {
+            options.tls(tls);
             return this;
         }
 

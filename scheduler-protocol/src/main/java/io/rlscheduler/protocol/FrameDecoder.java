@@ -23,6 +23,10 @@ import java.util.List;
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
+    /** TLS record content types: a handshake message, an alert. */
+    private static final int TLS_HANDSHAKE = 0x16;
+    private static final int TLS_ALERT = 0x15;
+
     private final int maxFrameLength;
     private boolean failed;
 
@@ -80,6 +84,15 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         int magicBytes = Math.min(available, 4);
         for (int i = 0; i < magicBytes; i++) {
             if (in.getByte(start + i) != FrameFormat.magicByte(i)) {
+                if (i == 0 && isTlsRecord(in, start, available, TLS_HANDSHAKE)) {
+                    throw new ProtocolException(ProtocolViolation.BAD_MAGIC, "bad magic: the first bytes 0x16 0x03 look"
+                            + " like a TLS ClientHello: this port does not use TLS (a client with TLS settings?)");
+                }
+                if (i == 0 && isTlsRecord(in, start, available, TLS_ALERT)) {
+                    throw new ProtocolException(ProtocolViolation.BAD_MAGIC, "bad magic: the first bytes 0x15 0x03 look"
+                            + " like a TLS alert: the peer speaks TLS and this end does not (a server that requires TLS,"
+                            + " and a client without TLS settings?)");
+                }
                 throw new ProtocolException(ProtocolViolation.BAD_MAGIC, "bad magic: byte " + i + " is 0x"
                         + Integer.toHexString(in.getUnsignedByte(start + i)) + ", expected 0x"
                         + Integer.toHexString(FrameFormat.magicByte(i) & 0xFF));
@@ -106,6 +119,15 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         if (available > FrameFormat.TYPE_OFFSET) {
             MessageType.fromCode(in.getUnsignedByte(start + FrameFormat.TYPE_OFFSET));
         }
+    }
+
+    /**
+     * Whether the input begins as a TLS record of the given content type (major version 3): a TLS
+     * client's hello sent to a plaintext port, or the alert a TLS server sends a plaintext client
+     * before it closes the connection.
+     */
+    private static boolean isTlsRecord(ByteBuf in, int start, int available, int contentType) {
+        return available >= 2 && in.getUnsignedByte(start) == contentType && in.getUnsignedByte(start + 1) == 0x03;
     }
 
     private static MessageLite parseBody(ByteBuf frame) {

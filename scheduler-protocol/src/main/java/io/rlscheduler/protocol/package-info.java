@@ -2,7 +2,7 @@
  * The rl-scheduler wire protocol: the protobuf messages generated from {@code proto/}, their type
  * codes ({@link io.rlscheduler.protocol.MessageType}), the 10-byte frame
  * ({@link io.rlscheduler.protocol.FrameFormat}, which also holds the protocol versions this build
- * speaks) and its Netty codec, and the handshake proof.
+ * speaks) and its Netty codec, the handshake proof, and TLS.
  *
  * <ul>
  *   <li>The pipeline: {@link io.rlscheduler.protocol.ProtocolChannelInitializer} sets it up with
@@ -12,6 +12,12 @@
  *       {@link io.rlscheduler.protocol.ProtocolErrorHandler}, which closes a connection on any
  *       failure; settings in {@link io.rlscheduler.protocol.ProtocolOptions}, the socket
  *       transport in {@link io.rlscheduler.protocol.NettyTransport}.</li>
+ *   <li>TLS on the same pipeline: {@link io.rlscheduler.protocol.ServerTlsOptions} and
+ *       {@link io.rlscheduler.protocol.ClientTlsOptions} (PEM files read and checked at build;
+ *       {@link io.rlscheduler.protocol.ClientAuthMode} for client certificates; a file that cannot
+ *       be used is a {@link io.rlscheduler.protocol.TlsConfigException}), made into one
+ *       {@link io.rlscheduler.protocol.TlsContext} at start, which gives each channel its
+ *       {@code SslHandler} (the JDK's provider).</li>
  *   <li>Refused input: {@link io.rlscheduler.protocol.ProtocolException} carrying a
  *       {@link io.rlscheduler.protocol.ProtocolViolation}.</li>
  *   <li>The handshake: {@link io.rlscheduler.protocol.HandshakeProof} proves knowledge of the

@@ -57,6 +57,21 @@ class MalformedFrameTest {
     }
 
     @Test
+    void aTlsClientHelloIsNamedInTheBadMagicLine() {
+        send(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, (byte) 0xfc, 0x03, 0x03});
+        assertClosedWith(ProtocolViolation.BAD_MAGIC, null);
+        assertThat(log.messages(Level.WARN).get(0)).contains("0x16 0x03 look like a TLS ClientHello")
+                .contains("this port does not use TLS");
+    }
+
+    @Test
+    void aTlsAlertIsNamedInTheBadMagicLine() {
+        send(new byte[] {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28});
+        assertClosedWith(ProtocolViolation.BAD_MAGIC, null);
+        assertThat(log.messages(Level.WARN).get(0)).contains("0x15 0x03 look like a TLS alert");
+    }
+
+    @Test
     void unsupportedVersionIsRepliedAndClosed() {
         send(Frames.raw(FrameFormat.MAGIC, 2, 10, MessageType.HEARTBEAT.getCode(), new byte[0]));
         assertClosedWith(ProtocolViolation.UNSUPPORTED_VERSION, ErrorCode.ERROR_CODE_UNSUPPORTED_VERSION);

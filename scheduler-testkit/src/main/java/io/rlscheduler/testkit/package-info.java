@@ -1,6 +1,6 @@
 /**
- * A real Redis server and fault injection for the tests of the other modules, used at test scope
- * only.
+ * A real Redis server, fault injection and test certificates for the tests of the other modules,
+ * used at test scope only (and by the benchmarks).
  *
  * <ul>
  *   <li>{@link io.rlscheduler.testkit.TestRedis}: one redis-server process on a free loopback
@@ -23,6 +23,8 @@
  *       live processes from zombies through Linux's {@code /proc}.</li>
  *   <li>{@link io.rlscheduler.testkit.Gate}: holds a thread (an event listener, a callback) at a
  *       point the test picks until the test lets it go.</li>
+ *   <li>{@link io.rlscheduler.testkit.TestCertificates}: a throw-away CA and the certificates it
+ *       signs, made with {@code keytool} and written as the PEM files the TLS settings read.</li>
  * </ul>
  */
 package io.rlscheduler.testkit;

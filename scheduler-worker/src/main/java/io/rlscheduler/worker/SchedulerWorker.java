@@ -13,6 +13,7 @@ import io.rlscheduler.core.internal.Lifecycle;
 import io.rlscheduler.core.internal.RequeueResult;
 import io.rlscheduler.core.internal.SharedClientResources;
 import io.rlscheduler.core.internal.WorkerRegistration;
+import io.rlscheduler.protocol.ClientTlsOptions;
 import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolOptions;
@@ -226,6 +227,7 @@ public final class SchedulerWorker implements AutoCloseable {
             link = new MasterLink(options.getMasters(), options.getTransport(), group, options.getProtocolOptions(),
                     credential, id, sessionId, options.getLabels(), options.getReconnectMin(),
                     options.getReconnectMax(), options.getCoreOptions().getHeartbeatInterval());
+            options.getTls().ifPresent(link::useTls);
             WorkerRuntime runtime = new WorkerRuntime(options, sessionId, core, link, group, timers, taskThreads);
 
             artifacts = openArtifacts();
@@ -541,6 +543,9 @@ public final class SchedulerWorker implements AutoCloseable {
 
         /** Sets {@link WorkerOptions.Builder#protocolOptions(ProtocolOptions)}. */
         public Builder protocolOptions(ProtocolOptions options) { this.options.protocolOptions(options); return this; }
+
+        /** Sets {@link WorkerOptions.Builder#tls(ClientTlsOptions)}. */
+        public Builder tls(ClientTlsOptions tls) { options.tls(tls); return this; }
 
         /**
          * Returns the worker (not started).

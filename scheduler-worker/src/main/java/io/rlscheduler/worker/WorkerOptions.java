@@ -8,6 +8,7 @@ import io.rlscheduler.core.internal.TaskDefinition;
 import io.rlscheduler.core.internal.WorkerRegistration;
 import io.rlscheduler.protocol.HandshakeProof;
 import io.rlscheduler.protocol.NettyTransport;
+import io.rlscheduler.protocol.ClientTlsOptions;
 import io.rlscheduler.protocol.ProtocolOptions;
 import io.rlscheduler.protocol.WorkerKey;
 import java.net.InetSocketAddress;
@@ -57,6 +58,8 @@ import java.util.OptionalLong;
  *  workerKey          none                           this machine's own key (its material), used in
  *                                                      the hello instead of the shared secret
  *  workerKeyFile      none                           a file holding it, read at every connection
+ *  tls                none (plaintext)               ClientTlsOptions: TLS to the masters, a client
+ *                                                      certificate, host name verification
  * </pre>
  */
 public final class WorkerOptions {
@@ -107,6 +110,8 @@ public final class WorkerOptions {
     private final ProtocolOptions protocolOptions;
     private final WorkerKey workerKey;
     private final Path workerKeyFile;
+    /** Null: plaintext. */
+    private final ClientTlsOptions tls;
 
     private WorkerOptions(Builder b) {
         this.masters = b.masters;
@@ -133,6 +138,7 @@ public final class WorkerOptions {
         this.protocolOptions = b.protocolOptions;
         this.workerKey = b.workerKey;
         this.workerKeyFile = b.workerKeyFile;
+        this.tls = b.tls;
     }
 
     /** Returns a builder with every setting at its default and the required ones unset. */
@@ -167,6 +173,7 @@ public final class WorkerOptions {
         b.protocolOptions = protocolOptions;
         b.workerKey = workerKey;
         b.workerKeyFile = workerKeyFile;
+        b.tls = tls;
         return b;
     }
 
@@ -205,6 +212,8 @@ public final class WorkerOptions {
     public Optional<WorkerKey> getWorkerKey() { return Optional.ofNullable(workerKey); }
     /** Returns the file the worker key is read from ({@link Builder#workerKeyFile}), or empty. */
     public Optional<Path> getWorkerKeyFile() { return Optional.ofNullable(workerKeyFile); }
+    /** Returns the TLS settings of the connections to the masters, or empty for plaintext (the default). */
+    public Optional<ClientTlsOptions> getTls() { return Optional.ofNullable(tls); }
 
     /** Returns the settings, the secret and the worker key's secret part left out. */
     @Override
@@ -217,7 +226,8 @@ public final class WorkerOptions {
                 + ".." + reconnectMax + ", logFlushInterval=" + logFlushInterval + ", logBatchLines=" + logBatchLines
                 + ", maxBufferedLines=" + maxBufferedLines + ", nvidiaSmi=" + nvidiaSmi + ", artifacts=" + artifacts
                 + (workerKey != null ? ", workerKey=" + workerKey.getKeyId() : "")
-                + (workerKeyFile != null ? ", workerKeyFile=" + workerKeyFile : "") + '}';
+                + (workerKeyFile != null ? ", workerKeyFile=" + workerKeyFile : "")
+                + ", tls=" + (tls == null ? "off" : tls) + '}';
     }
 
     /** Builds {@link WorkerOptions}; each setter validates at once, {@link #build()} across fields. Not thread-safe. */
@@ -246,6 +256,7 @@ public final class WorkerOptions {
         private ProtocolOptions protocolOptions = ProtocolOptions.defaults();
         private WorkerKey workerKey;
         private Path workerKeyFile;
+        private ClientTlsOptions tls;
 
         private Builder() {
         }
@@ -473,6 +484,19 @@ public final class WorkerOptions {
         public Builder workerKeyFile(Path file) {
             this.workerKeyFile = Objects.requireNonNull(file, "file");
             this.workerKey = null;
+            return this;
+        }
+
+        /**
+         * Connects to the masters over TLS (default off: plaintext); the masters' RPC port must use
+         * TLS too. The master's certificate must be signed by a trusted CA and, unless host name
+         * verification is turned off, name the host dialled (as configured here, or as a standby
+         * names the leader: its advertised host). With a client certificate, its subject's CN must
+         * be this worker's id. The shared secret is still proven, inside TLS. The settings were
+         * read and checked when built; the TLS context is made at start.
+         */
+        public Builder tls(ClientTlsOptions tls) {
+            this.tls = Objects.requireNonNull(tls, "tls");
             return this;
         }
 

@@ -5,7 +5,10 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.protocol.ClientTlsOptions;
+import io.rlscheduler.protocol.ServerTlsOptions;
 import io.rlscheduler.redis.embedded.RedisServerBinary;
+import io.rlscheduler.testkit.TestCertificates;
 import io.rlscheduler.testkit.TestRedis;
 import io.rlscheduler.worker.SchedulerWorker;
 import io.rlscheduler.worker.TaskExecutor;
@@ -36,21 +39,32 @@ import java.util.stream.Stream;
  * LeaseScriptBenchmark), {@code everysec} or {@code always} (AOF rewrites off for the last two). An
  * external server's settings are left as they are.
  *
+ * <p>With {@link Settings#tls} the master's RPC port and the workers' connections use TLS, as a lab
+ * that turns it on does ({@link #TLS}).
+ *
  * <p>The master's task logs and the workers' run directories go to a new directory under
  * {@link Settings#workParent} (normally {@code java.io.tmpdir}), which {@link #close()} deletes.
  */
 public final class LocalCluster implements AutoCloseable {
 
-    /** How to build the cluster. */
+    /** How to build the cluster; {@code tls}: master and workers over TLS ({@link #TLS}). */
     public record Settings(int workers, int cpuSlotsPerWorker, TaskExecutor executor, int dispatchBatch, String aof,
-                           Path workParent) {
+                           Path workParent, boolean tls) {
 
         /** Reads the cluster's shape from the parameters of {@link #PARAMETERS}. */
         public static Settings from(BenchParams p, TaskExecutor executor) {
             return new Settings(p.getInt("workers", 1), p.getInt("slots", 1), executor, p.getInt("dispatchBatch", 1),
-                    p.get("aof"), Path.of(p.get("workDir")));
+                    p.get("aof"), Path.of(p.get("workDir")), p.getBoolean(TLS.name()));
         }
     }
+
+    /**
+     * The parameter that puts the master's RPC port and the workers' connections on TLS: a CA and
+     * the master's certificate made with keytool at start (outside the measurement), workers that
+     * trust the CA and verify the host name, no client certificates.
+     */
+    public static final EndToEndBenchmark.Param TLS = new EndToEndBenchmark.Param("tls", "false",
+            "master and workers over TLS (the JDK's provider; certificates made with keytool at start)");
 
     /** The parameters every benchmark on a local cluster takes, read by {@link Settings#from}. */
     public static final List<EndToEndBenchmark.Param> PARAMETERS = List.of(
@@ -62,7 +76,8 @@ public final class LocalCluster implements AutoCloseable {
             new EndToEndBenchmark.Param("workDir", System.getProperty("java.io.tmpdir"),
                     "where the master's task logs and the workers' run directories go (a new directory, deleted after)"),
             new EndToEndBenchmark.Param("redisProfile", "false",
-                    "sample per-script Redis time with SLOWLOG (slows Redis; diagnostic only)"));
+                    "sample per-script Redis time with SLOWLOG (slows Redis; diagnostic only)"),
+            TLS);
 
     private final TestRedis redis;
     private final RedisClient client;
@@ -148,19 +163,33 @@ public final class LocalCluster implements AutoCloseable {
     private void startNodes(Settings s) throws Exception {
         byte[] secret = new byte[32];
         new SecureRandom().nextBytes(secret);
-        master = SchedulerMaster.builder()
+        SchedulerMaster.Builder masterBuilder = SchedulerMaster.builder()
                 .redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(secret)
                 .coreOptions(coreOptions).dispatchBatch(s.dispatchBatch())
-                .logDirectory(workDir.resolve("logs"))
-                .build().start();
+                .logDirectory(workDir.resolve("logs"));
+        ClientTlsOptions workerTls = null;
+        if (s.tls()) {
+            long began = System.nanoTime();
+            TestCertificates ca = TestCertificates.create(workDir.resolve("tls"));
+            TestCertificates.Issued certificate = ca.issue("master", "localhost", "dns:localhost", "ip:127.0.0.1");
+            masterBuilder.tls(ServerTlsOptions.builder(certificate.certificateChain(), certificate.privateKey())
+                    .build());
+            workerTls = ClientTlsOptions.builder().trustedCertificates(ca.caCertificate()).build();
+            System.out.printf(java.util.Locale.ROOT, "# master and workers over TLS (certificates made with keytool in"
+                    + " %.1f s)%n", (System.nanoTime() - began) / 1e9);
+        }
+        master = masterBuilder.build().start();
         String address = "127.0.0.1:" + master.getRpcAddress().getPort();
         for (int i = 1; i <= s.workers(); i++) {
-            workers.add(SchedulerWorker.builder()
+            SchedulerWorker.Builder worker = SchedulerWorker.builder()
                     .masters(address).redis(redis.getUri()).workerId("bench-worker-" + i).secret(secret)
                     .coreOptions(coreOptions).gpuIds(List.of()).cpuSlots(s.cpuSlotsPerWorker())
                     .memoryBytes(1L << 40).executor(s.executor()).killGrace(Duration.ofSeconds(1))
-                    .runRoot(workDir.resolve("runs"))
-                    .build().start());
+                    .runRoot(workDir.resolve("runs"));
+            if (workerTls != null) {
+                worker.tls(workerTls);
+            }
+            workers.add(worker.build().start());
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!master.isLeader() || workers.stream().anyMatch(w -> !w.isConnected())) {

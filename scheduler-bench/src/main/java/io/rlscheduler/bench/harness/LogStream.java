@@ -104,7 +104,8 @@ public final class LogStream implements EndToEndBenchmark {
                 new Param("rounds", "3", "measured rounds, each the baseline then the measured task; medians are reported"),
                 new Param("aof", "off", "persistence of the started Redis: off, everysec or always"),
                 new Param("workDir", System.getProperty("java.io.tmpdir"),
-                        "where scripts, the master's logs, run directories and the baseline's file go (deleted after)"));
+                        "where scripts, the master's logs, run directories and the baseline's file go (deleted after)"),
+                LocalCluster.TLS);
     }
 
     @Override
@@ -134,7 +135,8 @@ public final class LogStream implements EndToEndBenchmark {
             Baseline baseline;
             Map<String, Object> cpu;
             try (LocalCluster cluster = LocalCluster.start(
-                    new LocalCluster.Settings(1, 1, executor, io.rlscheduler.master.MasterOptions.DEFAULT_DISPATCH_BATCH, p.get("aof"), dir))) {
+                    new LocalCluster.Settings(1, 1, executor, io.rlscheduler.master.MasterOptions.DEFAULT_DISPATCH_BATCH, p.get("aof"), dir,
+                            p.getBoolean(LocalCluster.TLS.name())))) {
                 System.out.println("# " + name() + ": Redis " + cluster.persistence() + "; 1 worker, python "
                         + executor.getPython() + ", stdout " + mode);
                 int warmupRounds = 0;

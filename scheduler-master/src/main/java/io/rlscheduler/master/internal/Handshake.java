@@ -122,8 +122,12 @@ final class Handshake {
         }));
     }
 
-    /** Refuses a hello of a protocol version not spoken here, or of an identity not well formed; returns whether it did. */
+    /**
+     * Refuses a hello of a protocol version not spoken here, of an identity not well formed, or
+     * (over mutual TLS) of another worker id than the client certificate names; returns whether it did.
+     */
     private boolean refuseForm(ChannelHandlerContext ctx, Hello hello) {
+        String certificateMismatch;
         if (hello.getProtocolMajor() != FrameFormat.VERSION) {
             reject(ctx, RejectReason.REJECT_REASON_UNSUPPORTED_VERSION, "protocol major " + hello.getProtocolMajor()
                     + " is not supported; this master speaks " + FrameFormat.VERSION);
@@ -133,6 +137,8 @@ final class Handshake {
                     + FrameFormat.MIN_MINOR_VERSION + " and later");
         } else if (!TaskIds.isValid(hello.getWorkerId()) || !TaskIds.isValid(hello.getSessionId())) {
             reject(ctx, RejectReason.REJECT_REASON_INVALID_IDENTITY, "worker id and session id must be 1 to 128 of [A-Za-z0-9._-]");
+        } else if ((certificateMismatch = CertificateIdentity.mismatch(ctx.channel(), hello.getWorkerId())) != null) {
+            reject(ctx, RejectReason.REJECT_REASON_INVALID_IDENTITY, certificateMismatch);
         } else {
             return false;
         }

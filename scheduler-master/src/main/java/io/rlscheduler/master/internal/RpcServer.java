@@ -9,16 +9,19 @@ import io.netty.util.concurrent.SingleThreadEventExecutor;
 import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
+import io.rlscheduler.protocol.ServerTlsOptions;
+import io.rlscheduler.protocol.TlsContext;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The master's RPC server: one boss thread and {@code ioThreads} event loops of the chosen
- * transport, a fresh {@link WorkerChannelHandler} per connection, behind the limits on
- * authenticated workers ({@link WorkerPipeline}). Binding blocks the caller until
- * the port is bound; nothing here ever blocks an event loop.
+ * transport, a fresh {@link WorkerChannelHandler} per connection (behind TLS when configured),
+ * behind the limits on authenticated workers ({@link WorkerPipeline}). Binding blocks the caller
+ * until the port is bound; nothing here ever blocks an event loop.
  */
 public final class RpcServer {
 
@@ -36,10 +39,13 @@ public final class RpcServer {
 
     /**
      * Binds the server; on failure the event loops made for it are shut down before the
-     * exception leaves.
+     * exception leaves. With {@code tls} (null: plaintext), the TLS context is made here, once,
+     * and every connection's handshake must end within the context's handshake timeout.
      */
-    public static RpcServer bind(NettyTransport transport, int ioThreads, ProtocolOptions protocol, MasterContext context,
-                                 String host, int port) {
+    public static RpcServer bind(NettyTransport transport, int ioThreads, ProtocolOptions protocol, ServerTlsOptions tls,
+                                 MasterContext context, String host, int port) {
+        TlsContext tlsContext = tls == null ? null
+                : TlsContext.forServer(tls, Duration.ofMillis(context.handshakeTimeoutMillis));
         EventLoopGroup boss = transport.newGroup(1, "rls-master-boss");
         EventLoopGroup io = transport.newGroup(ioThreads, "rls-master-io");
         try {
@@ -47,7 +53,7 @@ public final class RpcServer {
                     .group(boss, io)
                     .channel(transport.serverChannel())
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new WorkerPipeline(new ProtocolChannelInitializer(protocol,
+                    .childHandler(new WorkerPipeline(new ProtocolChannelInitializer(protocol, tlsContext,
                             () -> new WorkerChannelHandler(context)), context.limits))
                     .bind(host, port).syncUninterruptibly().channel();
             return new RpcServer(transport, boss, io, channel);

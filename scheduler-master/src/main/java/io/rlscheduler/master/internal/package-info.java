@@ -9,7 +9,11 @@
  *       {@link io.rlscheduler.master.internal.auth} knows of worker ids) with what all connections
  *       share in a {@link io.rlscheduler.master.internal.MasterContext};
  *       {@link io.rlscheduler.master.internal.WorkerRegistry} holds the
- *       {@link io.rlscheduler.master.internal.ConnectedWorker}s.</li>
+ *       {@link io.rlscheduler.master.internal.ConnectedWorker}s. Over TLS with client
+ *       certificates, {@link io.rlscheduler.master.internal.CertificateIdentity} holds a hello to
+ *       the worker id its certificate names. {@link io.rlscheduler.master.internal.TaskFrameGate}
+ *       checks each task-scoped frame against the attempt's holder
+ *       ({@link io.rlscheduler.master.internal.AttemptHolders}) before anything of it is written.</li>
  *   <li>Limits on authenticated workers ({@link io.rlscheduler.master.internal.WorkerLimits}):
  *       {@link io.rlscheduler.master.internal.WorkerPipeline} puts an
  *       {@link io.rlscheduler.master.internal.InboundThrottle} (bytes per second) and an

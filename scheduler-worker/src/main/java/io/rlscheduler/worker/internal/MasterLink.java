@@ -10,6 +10,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.rlscheduler.protocol.Challenge;
+import io.rlscheduler.protocol.ClientTlsOptions;
 import io.rlscheduler.protocol.ErrorReply;
 import io.rlscheduler.protocol.FrameFormat;
 import io.rlscheduler.protocol.HandshakeProof;
@@ -20,6 +21,7 @@ import io.rlscheduler.protocol.NettyTransport;
 import io.rlscheduler.protocol.ProtocolChannelInitializer;
 import io.rlscheduler.protocol.ProtocolOptions;
 import io.rlscheduler.protocol.RejectReason;
+import io.rlscheduler.protocol.TlsContext;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -36,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * master's challenge with a proof of its credential ({@link HelloCredential}: its own worker key,
  * or the shared secret) and checks the master's proof in return; after any failure, rejection or
  * disconnect tries again after an exponential backoff with jitter (at once when a standby names
- * the leader; after the longest backoff when this worker id was revoked). Every
+ * the leader; after the longest backoff when this worker id was revoked). With TLS settings
+ * ({@link #useTls}) every connection is TLS first, the handshake inside it. Every
  * connection gets a fresh pipeline and handler: the handler holds one connection's handshake
  * state, which must not carry over to the next. Thread-safe.
  */
@@ -93,6 +96,8 @@ public final class MasterLink {
     private volatile String lastRejection = "";
     /** The leader a standby named; tried before the configured list until a connection to it fails. */
     private volatile InetSocketAddress leaderHint;
+    /** Null: plaintext. Set by {@link #useTls} before {@link #start}. */
+    private volatile TlsContext tls;
 
     /**
      * @param heartbeatInterval how often this worker sends heartbeats, each answered by the master:
@@ -113,6 +118,17 @@ public final class MasterLink {
         this.labels = Map.copyOf(labels);
         this.minBackoffMillis = minBackoff.toMillis();
         this.maxBackoffMillis = maxBackoff.toMillis();
+    }
+
+    /**
+     * Makes every connection TLS with these settings: the TLS context is built here, once, and
+     * bound to each master dialled. Call before {@link #start}; the TLS handshake must end within
+     * {@value #HANDSHAKE_SILENCE_MILLIS} ms.
+     *
+     * @throws io.rlscheduler.protocol.TlsConfigException if the JDK refuses the settings' material
+     */
+    public void useTls(ClientTlsOptions options) {
+        this.tls = TlsContext.forClient(options, Duration.ofMillis(HANDSHAKE_SILENCE_MILLIS));
     }
 
     /** Starts connecting; {@code listener} hears of every connection and message from here on. */
@@ -157,7 +173,8 @@ public final class MasterLink {
         ChannelFuture future = new Bootstrap().group(group).channel(transport.clientChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5_000)
-                .handler(new ProtocolChannelInitializer(protocolOptions, () -> new Handler(address)))
+                .handler(new ProtocolChannelInitializer(protocolOptions, tls == null ? null : tls.forPeer(address),
+                        () -> new Handler(address)))
                 .connect(address);
         future.addListener(f -> {
             if (!f.isSuccess()) {
