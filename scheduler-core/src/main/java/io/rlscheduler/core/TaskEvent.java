@@ -20,6 +20,11 @@ public final class TaskEvent {
         /** A master event: its field {@code what} is leader or resigned. */
         MASTER,
         /**
+         * An owner event: its field {@code owner} names the owner ({@code *} for the lab's
+         * defaults), {@code what} is limits (they were set: masters claim again).
+         */
+        OWNER,
+        /**
          * Events this subscriber had not read were trimmed from the stream (see
          * {@code EventSubscription}): the fields are {@code after}, the last event delivered
          * before (its stream id, which is also this event's), and {@code next}, the entry the
@@ -39,6 +44,8 @@ public final class TaskEvent {
                     return WORKER;
                 case "master":
                     return MASTER;
+                case "owner":
+                    return OWNER;
                 case "gap": // written by the subscription, never to the stream
                     return GAP;
                 default:

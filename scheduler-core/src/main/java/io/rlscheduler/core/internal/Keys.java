@@ -97,6 +97,12 @@ public final class Keys {
     /** Returns the hash of a task's attempts' provenance: attempt number -> JSON (ProvenanceFormat). */
     public String provenance(String taskId) { return prefix + "provenance:" + taskId; }
 
+    /** Returns an owner's queue of claimable tasks that need GPUs ({@code gpus}) or none (lib.lua). */
+    public String ownerQueue(String owner, boolean gpus) { return core[2] + (gpus ? ":g:" : ":c:") + owner; }
+
+    /** Returns the hash of owners' limits: owner -> limits JSON, field '*' the lab's defaults (lib.lua). */
+    public String limits() { return core[2] + ":limits"; }
+
     /** Returns the hash of worker keys' verifiers and revocations: worker id -> key record (worker_key.lua). */
     public String workerKeys() { return prefix + "worker-keys"; }
 }

@@ -16,6 +16,8 @@ import io.rlscheduler.core.SchedulerTimeoutException;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskIds;
 import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.OwnerLimit;
+import io.rlscheduler.core.OwnerLimitExceededException;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskPage;
 import io.rlscheduler.core.TaskRecord;
@@ -107,6 +109,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ProvenanceRecords provenance;
     private final HolderReads holders;
     private final WorkerKeyRecords workerKeys;
+    private final OwnerRecords owners;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -132,6 +135,7 @@ public final class LeaseCore implements AutoCloseable {
         this.provenance = new ProvenanceRecords(redis, keys);
         this.holders = new HolderReads(redis, keys, connection.getTimeout());
         this.workerKeys = new WorkerKeyRecords(redis, keys, eventsMax);
+        this.owners = new OwnerRecords(redis, keys, eventsMax);
     }
 
     /**
@@ -168,6 +172,11 @@ public final class LeaseCore implements AutoCloseable {
     /** Returns the worker keys' verifiers and revocations, on this core's connection. */
     public WorkerKeyRecords workerKeys() {
         return workerKeys;
+    }
+
+    /** Returns owners' limits, shares and usage, on this core's connection. */
+    public OwnerRecords owners() {
+        return owners;
     }
 
     /** Returns the core's settings. */
@@ -239,6 +248,11 @@ public final class LeaseCore implements AutoCloseable {
             return CompletableFuture.completedFuture(new SubmitResult(true, Replies.queued(task, r.get("seq").asLong(),
                     r.get("at").asLong(), maxAttempts, maxLosses)));
         }
+        if ("LIMIT".equals(r.get("r").asText())) {
+            return CompletableFuture.failedFuture(new OwnerLimitExceededException(task.getOwner(),
+                    OwnerLimit.ofKey(r.get("limit").asText()), r.path("allowed").asDouble(), r.path("current").asDouble(),
+                    r.has("retry_after_ms") ? Duration.ofMillis(r.get("retry_after_ms").asLong()) : null));
+        }
         return getTask(task.getTaskId()).thenApply(t -> new SubmitResult(false,
                 t.orElseThrow(() -> new TaskNotFoundException(task.getTaskId()))));
     }
@@ -282,6 +296,10 @@ public final class LeaseCore implements AutoCloseable {
                         args.toArray(new String[0]))
                 .thenCompose(reply -> {
                     JsonNode both = Replies.parse(reply);
+                    if (!both.has("claim")) { // refused by the owner's limits: no claim ran
+                        return submitted(task, both.get("submit"), maxAttempts, maxLosses)
+                                .thenApply(s -> new SubmitAndClaimResult(s, List.of()));
+                    }
                     List<ClaimResult> claims = claimResults(both.get("claim"), workers.size());
                     return submitted(task, both.get("submit"), maxAttempts, maxLosses)
                             .thenApply(s -> new SubmitAndClaimResult(s, claims));
@@ -396,6 +414,23 @@ public final class LeaseCore implements AutoCloseable {
     public CompletableFuture<Boolean> isParked(String taskId) {
         TaskIds.require(taskId, "task id");
         return read(redis.zscore(keys.queue(), taskId)).thenApply(score -> score != null && score >= PARKED_MIN);
+    }
+
+    /**
+     * Returns how many of its owner's claimable tasks are ahead of a queued task in the order claims
+     * read them (lib.lua, "Sharing between owners": the owner's tasks that need GPUs and those that
+     * need none, merged by queue score); -1 when it is not among them (not queued, or parked).
+     *
+     * @param task the task's record
+     */
+    public CompletableFuture<Long> ownerQueuePosition(TaskRecord task) {
+        String own = keys.ownerQueue(task.getOwner(), task.getGpus() > 0);
+        String other = keys.ownerQueue(task.getOwner(), task.getGpus() == 0);
+        return read(redis.zscore(own, task.getTaskId())).thenCompose(score -> score == null
+                ? CompletableFuture.completedFuture(-1L)
+                : read(redis.zrank(own, task.getTaskId())).thenCombine(
+                        read(redis.zcount(other, Range.from(Range.Boundary.unbounded(), Range.Boundary.excluding(score)))),
+                        (rank, before) -> rank == null ? -1L : rank + before));
     }
 
     /**

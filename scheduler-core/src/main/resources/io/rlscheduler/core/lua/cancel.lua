@@ -12,7 +12,6 @@ if st.state == 'CANCELLED' then return reply({r = 'CANCELLED', state = st.state}
 if TERMINAL[st.state] then return reply({r = 'WRONG_STATE', state = st.state}) end
 local now_ms = now_parts()
 if st.state == 'QUEUED' then
-  redis.call('ZREM', K_QUEUE, st.id)
   local err = transition(st, 'CANCELLED', now_ms, ARGV[2], 'cancel')
   if err then return err end
   st.finished_at = ms_text(now_ms)

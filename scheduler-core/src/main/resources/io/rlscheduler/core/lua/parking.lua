@@ -6,8 +6,8 @@
 -- tasks that a claim looks at for as long as it waits: enough of them, and the queue behind them
 -- stalls. A claim that meets such a task parks it: it stays QUEUED, in the queue, but its score
 -- moves up by PARK_OFFSET, past every claimable score ((999 - priority) * 1e12 + seq stays below
--- 1e15), so claims, which read only the scores below PARK_OFFSET, no longer see it, and it keeps
--- its order among the parked. A worker that registers with a shape no registered worker had
+-- 1e15), and it leaves its owner's queue of claimable tasks (lib.lua), so claims no longer see
+-- it, and it keeps its order among the parked. A worker that registers with a shape no registered worker had
 -- brings the parked tasks that fit it back to their place (unpark). Listings, cancel and the
 -- queue's length see parked tasks as queued tasks.
 local PARK_OFFSET = 1e15
@@ -87,6 +87,7 @@ end
 
 local function park(st, now_ms)
   redis.call('ZADD', K_QUEUE, fmt(PARK_OFFSET + queue_score(st)), st.id)
+  owner_dequeue(st)
   st.reason = 'parked: no registered worker has the CPU slots, memory, GPUs and labels it asks for; it waits'
       .. ' out of the claims\' sight until such a worker registers'
   st.updated_at = ms_text(now_ms)
@@ -104,6 +105,7 @@ local function unpark(shapes, why, now_ms)
       redis.call('ZREM', K_QUEUE, id)
     elseif fits_any(st, shapes) then
       redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
+      owner_enqueue(st)
       st.reason = 'back in the queue: ' .. why
       st.updated_at = ms_text(now_ms)
       save_task(st)

@@ -11,6 +11,8 @@
 --   {r="OK", seq=<submit seq>, at=<created at, ms>} (the caller knows the rest of the new record:
 --   every other field is the submission's or the initial value below, as Replies.queued builds it)
 --   or {r="EXISTS"} (the caller reads the existing record itself)
+--   or {r="LIMIT", limit, allowed, current[, retry_after_ms]}: over one of the owner's limits
+--   (submitting.lua's admit), nothing stored
 -- libraries: submitting
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
@@ -30,7 +32,7 @@ for i = 1, n do
     out[i] = {r = 'EXISTS'}
   else
     out[i] = submit_one(KEYS[CORE_KEYS + i], 2 + (i - 1) * 11, now_ms, now_text)
-    created[id] = true
+    created[id] = out[i].r == 'OK'
   end
 end
 return reply(out)

@@ -1,9 +1,44 @@
 -- submitting.lua: one submission, as a function, for submit.lua and submit_claim.lua; loaded after
 -- lib.lua. submit_one(k_owner, a, now_ms, now_text): ARGV from index a are the submission's 11
 -- arguments (task id, ..., spec JSON) as submit.lua takes them; the caller checked that the id is
--- new. Returns {r="OK", seq, at}.
+-- new. Returns {r="OK", seq, at}, or {r="LIMIT", ...} (admit) having written nothing.
+-- The owner's limits on submitting (limits_of): nil when the task may be queued, else the refusal
+-- {r="LIMIT", limit, allowed, current[, retry_after_ms]}; writes the rate's bucket only when admitted.
+local function admit(owner, gpus, now_ms)
+  local l = limits_of(owner)
+  if l.max_gpus_per_task ~= nil and gpus > l.max_gpus_per_task then
+    return {r = 'LIMIT', limit = 'max_gpus_per_task', allowed = l.max_gpus_per_task, current = gpus}
+  end
+  if l.max_gpus ~= nil and gpus > l.max_gpus then
+    return {r = 'LIMIT', limit = 'max_gpus', allowed = l.max_gpus, current = gpus}
+  end
+  if l.max_queued == nil and l.rate == nil then return nil end
+  local key = owner_key(owner)
+  local f = redis.call('HMGET', key, 'queued', 'tokens', 'tokens_at')
+  if l.max_queued ~= nil then
+    local queued = tonumber(f[1] or '0')
+    if queued >= l.max_queued then
+      return {r = 'LIMIT', limit = 'max_queued', allowed = l.max_queued, current = queued}
+    end
+  end
+  if l.rate ~= nil then
+    -- A token bucket: `burst` tokens at most, `rate` more a second, one a submission.
+    local burst = l.burst or math.max(1, l.rate)
+    local tokens = burst
+    if f[2] then tokens = math.min(burst, tonumber(f[2]) + (now_ms - tonumber(f[3])) * l.rate / 1000) end
+    if tokens < 1 then
+      return {r = 'LIMIT', limit = 'rate', allowed = l.rate, current = burst,
+              retry_after_ms = math.ceil((1 - tokens) * 1000 / l.rate)}
+    end
+    redis.call('HSET', key, 'tokens', string.format('%.17g', tokens - 1), 'tokens_at', fmt(now_ms))
+  end
+  return nil
+end
+
 local function submit_one(k_owner, a, now_ms, now_text)
   local id = ARGV[a]
+  local refused = admit(ARGV[a + 6], tonumber(ARGV[a + 2]), now_ms)
+  if refused then return refused end
   local seq = redis.call('INCR', K_SEQ)
   local seq_text = fmt(seq)
   local st = {
@@ -20,6 +55,9 @@ local function submit_one(k_owner, a, now_ms, now_text)
   save_task(st)
   redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
   redis.call('ZADD', k_owner, seq_text, id)
+  redis.call('SADD', K_OWNERS, st.owner)
+  redis.call('HINCRBY', owner_key(st.owner), 'queued', 1)
+  owner_enqueue(st)
   emit_task(id, '', 'QUEUED', '0', '', '0', 'submitted', 'submit', now_ms)
   return {r = 'OK', seq = seq_text, at = now_text}
 end

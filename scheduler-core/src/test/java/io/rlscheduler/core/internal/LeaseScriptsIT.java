@@ -247,7 +247,8 @@ class LeaseScriptsIT {
 
     @Test
     void submitAndClaimQueuesTheTaskWhenNoWorkerHasRoomOrTheMasterIsNotTheLeader() {
-        join(core.register(worker("w1", "s1")));
+        // One GPU: a claim reads tasks that need GPUs only for a worker with a free one.
+        join(core.register(worker("w1", "s1", 0)));
         List<WorkerSession> targets = List.of(new WorkerSession("w1", "s1"));
         LeaderStatus leader = join(core.acquireLeadership("m-1", "127.0.0.1:1", Duration.ofSeconds(30)));
         // A task too big for every worker: submitted, claimed by nobody, left queued (parked: no

@@ -215,8 +215,9 @@ class ParkingIT {
         assertThat(join(core.heartbeat("w4", "s-w4", List.of())).getStatus()).isEqualTo(HeartbeatStatus.UNKNOWN_WORKER);
         assertThatThrownBy(() -> core.removeWorker("bad id")).isInstanceOf(IllegalArgumentException.class);
 
-        // With w4 gone, no registered worker has 4 GPUs: a claim for the worker left parks such a task.
-        join(core.register(worker("w1", Map.of(), 0)));
+        // With w4 gone, no registered worker has 4 GPUs: a claim for the worker left parks such a task
+        // (a claim reads tasks that need GPUs only for a worker with a free one).
+        join(core.register(worker("w1", Map.of(), 0, 1)));
         join(core.submit(gpuTask("four", 4)));
         assertThat(claim("w1", 4)).containsExactly("t1");
         assertThat(join(core.isParked("four"))).isTrue();

@@ -1,0 +1,161 @@
+package io.rlscheduler.core.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.rlscheduler.core.OwnerLimits;
+import io.rlscheduler.core.OwnerShare;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Pattern;
+
+/**
+ * Owners' limits, shares and usage in Redis (lib.lua, "Sharing between owners"): setting limits
+ * (owner_limits.lua), the fair-share settings (fair_settings.lua) and the snapshot of every
+ * owner's share (shares.lua). The counters and usage themselves are kept by the scripts that move
+ * tasks. Made by {@link LeaseCore}, sharing its connection; asynchronous and thread-safe as the
+ * core is.
+ */
+public final class OwnerRecords {
+
+    static final LuaScript OWNER_LIMITS = LuaScript.load("owner_limits");
+    static final LuaScript FAIR_SETTINGS = LuaScript.load("fair_settings");
+    static final LuaScript SHARES = LuaScript.load("shares");
+
+    /** Owner names as TaskDefinition takes them. */
+    private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9._@-]{1,64}");
+    /** The field of the lab's defaults in the limits hash. */
+    static final String DEFAULTS = "*";
+
+    private final RedisAsyncCommands<String, String> redis;
+    private final Keys keys;
+    private final String eventsMax;
+
+    OwnerRecords(RedisAsyncCommands<String, String> redis, Keys keys, String eventsMax) {
+        this.redis = redis;
+        this.keys = keys;
+        this.eventsMax = eventsMax;
+    }
+
+    /**
+     * Sets an owner's own limits (replacing all it had; {@link OwnerLimits#none()} clears them), in
+     * force from the next claim and submission.
+     *
+     * @throws IllegalArgumentException (immediately) if {@code owner} is not a valid owner name
+     */
+    public CompletableFuture<Void> setLimits(String owner, OwnerLimits limits) {
+        return store(requireOwner(owner), limits);
+    }
+
+    /** Sets the lab's defaults: each limit an owner does not set itself. */
+    public CompletableFuture<Void> setDefaults(OwnerLimits limits) {
+        return store(DEFAULTS, limits);
+    }
+
+    private CompletableFuture<Void> store(String field, OwnerLimits limits) {
+        String json = toJson(Objects.requireNonNull(limits, "limits"));
+        return OWNER_LIMITS.run(redis, keys.core(), field, json.equals("{}") ? "" : json, eventsMax).thenApply(r -> null);
+    }
+
+    /** Returns an owner's own limits (not the defaults'); none set when it has none. */
+    public CompletableFuture<OwnerLimits> limits(String owner) {
+        return read(requireOwner(owner));
+    }
+
+    /** Returns the lab's defaults. */
+    public CompletableFuture<OwnerLimits> defaults() {
+        return read(DEFAULTS);
+    }
+
+    private CompletableFuture<OwnerLimits> read(String field) {
+        return RedisFailures.translated(redis.hget(keys.limits(), field), redis.getStatefulConnection().getTimeout())
+                .thenApply(json -> json == null ? OwnerLimits.none() : fromJson(Replies.parse(json)));
+    }
+
+    /**
+     * Sets how fast usage decays (its half-life) and the least an attempt is charged at its start,
+     * either null to keep it. Usage charged so far keeps what it has decayed to.
+     */
+    public CompletableFuture<Void> setFairShare(Duration halfLife, Duration minimumCharge) {
+        if (halfLife != null && (halfLife.toMillis() < 1000 || halfLife.toDays() > 3650)) {
+            throw new IllegalArgumentException("halfLife must be 1 s to 3650 days, was " + halfLife);
+        }
+        if (minimumCharge != null && (minimumCharge.isNegative() || minimumCharge.toHours() > 24)) {
+            throw new IllegalArgumentException("minimumCharge must be 0 to 24 hours, was " + minimumCharge);
+        }
+        return FAIR_SETTINGS.run(redis, keys.core(), halfLife == null ? "" : Long.toString(halfLife.toMillis()),
+                minimumCharge == null ? "" : Long.toString(minimumCharge.toMillis())).thenApply(r -> null);
+    }
+
+    /** Returns every owner that ever submitted, by name, with its share and usage now. */
+    public CompletableFuture<Shares> shares() {
+        return SHARES.run(redis, keys.core()).thenApply(reply -> {
+            JsonNode r = Replies.parse(reply);
+            OwnerLimits defaults = r.path("defaults").asText("").isEmpty() ? OwnerLimits.none()
+                    : fromJson(Replies.parse(r.path("defaults").asText()));
+            List<OwnerShare> owners = new ArrayList<>();
+            for (JsonNode o : r.path("owners")) {
+                String own = o.path("limits").asText("");
+                OwnerLimits limits = (own.isEmpty() ? OwnerLimits.none() : fromJson(Replies.parse(own))).orElse(defaults);
+                owners.add(new OwnerShare(o.path("owner").asText(), limits, o.path("usage").asDouble(),
+                        o.path("gpus").asInt(), o.path("running").asInt(), o.path("queued").asInt()));
+            }
+            return new Shares(Duration.ofMillis(r.path("halflife_ms").asLong()), Duration.ofMillis(r.path("min_charge_ms").asLong()),
+                    defaults, owners);
+        });
+    }
+
+    /** Every owner's share, with the settings they were figured with. */
+    public static final class Shares {
+        private final Duration halfLife;
+        private final Duration minimumCharge;
+        private final OwnerLimits defaults;
+        private final List<OwnerShare> owners;
+
+        Shares(Duration halfLife, Duration minimumCharge, OwnerLimits defaults, List<OwnerShare> owners) {
+            this.halfLife = halfLife;
+            this.minimumCharge = minimumCharge;
+            this.defaults = defaults;
+            this.owners = List.copyOf(owners);
+        }
+
+        public Duration getHalfLife() { return halfLife; }
+        public Duration getMinimumCharge() { return minimumCharge; }
+        public OwnerLimits getDefaults() { return defaults; }
+        public List<OwnerShare> getOwners() { return owners; }
+    }
+
+    static String requireOwner(String owner) {
+        if (owner == null || !OWNER.matcher(owner).matches()) {
+            throw new IllegalArgumentException("owner must be 1 to 64 of [A-Za-z0-9._@-], was '" + owner + "'");
+        }
+        return owner;
+    }
+
+    static String toJson(OwnerLimits l) {
+        ObjectNode o = Replies.JSON.createObjectNode();
+        l.getMaxGpus().ifPresent(v -> o.put("max_gpus", v));
+        l.getMaxRunning().ifPresent(v -> o.put("max_running", v));
+        l.getMaxQueued().ifPresent(v -> o.put("max_queued", v));
+        l.getMaxGpusPerTask().ifPresent(v -> o.put("max_gpus_per_task", v));
+        l.getRate().ifPresent(v -> o.put("rate", v));
+        l.getBurst().ifPresent(v -> o.put("burst", v));
+        l.getWeight().ifPresent(v -> o.put("weight", v));
+        return o.toString();
+    }
+
+    static OwnerLimits fromJson(JsonNode o) {
+        return OwnerLimits.builder()
+                .maxGpus(o.has("max_gpus") ? o.get("max_gpus").asInt() : null)
+                .maxRunning(o.has("max_running") ? o.get("max_running").asInt() : null)
+                .maxQueued(o.has("max_queued") ? o.get("max_queued").asInt() : null)
+                .maxGpusPerTask(o.has("max_gpus_per_task") ? o.get("max_gpus_per_task").asInt() : null)
+                .rate(o.has("rate") ? o.get("rate").asDouble() : null)
+                .burst(o.has("burst") ? o.get("burst").asInt() : null)
+                .weight(o.has("weight") ? o.get("weight").asDouble() : null)
+                .build();
+    }
+}

@@ -1,0 +1,22 @@
+-- shares.lua: every owner's share in one snapshot (read-only): its counters, its decayed usage now,
+-- its own limits and the lab's defaults, and the fair-share settings.
+-- KEYS: the 17 core keys (lib.lua)
+-- ARGV: none
+-- Returns JSON {halflife_ms, min_charge_ms, now, defaults=<limits JSON or ''>,
+--               owners=[{owner, gpus, running, queued, usage, limits=<JSON or ''>}]}
+local now_ms = now_parts()
+local raw = redis.call('HMGET', K_FAIRCFG, 'halflife_ms', 'min_charge_ms', 't0')
+local h = tonumber(raw[1]) or DEFAULT_HALFLIFE_MS
+local t0 = tonumber(raw[3]) or now_ms
+local factor = 2 ^ (-(now_ms - t0) / h)
+local owners = redis.call('SMEMBERS', K_OWNERS)
+table.sort(owners)
+local out = {halflife_ms = h, min_charge_ms = tonumber(raw[2]) or DEFAULT_MIN_CHARGE_MS, now = now_ms,
+             defaults = redis.call('HGET', K_LIMITS, '*') or '', owners = {}}
+for i, owner in ipairs(owners) do
+  local f = redis.call('HMGET', owner_key(owner), 'gpus', 'running', 'queued', 'usage')
+  out.owners[i] = {owner = owner, gpus = tonumber(f[1] or '0'), running = tonumber(f[2] or '0'),
+                   queued = tonumber(f[3] or '0'), usage = tonumber(f[4] or '0') * factor,
+                   limits = redis.call('HGET', K_LIMITS, owner) or ''}
+end
+return reply(out)

@@ -1,0 +1,338 @@
+package io.rlscheduler.core.internal;
+
+import io.lettuce.core.RedisClient;
+import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.OwnerLimit;
+import io.rlscheduler.core.OwnerLimitExceededException;
+import io.rlscheduler.core.OwnerLimits;
+import io.rlscheduler.core.OwnerShare;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.testkit.RedisExtension;
+import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static io.rlscheduler.core.internal.CoreFixture.join;
+import static io.rlscheduler.core.internal.CoreFixture.requestId;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Sharing between owners against a real Redis: the fair order of claims, the owners' limits, usage
+ * charged once per attempt and decayed with its half-life, and the counters kept exact through
+ * replays and a Redis crash.
+ */
+class FairShareIT {
+
+    @RegisterExtension
+    static RedisExtension redis = new RedisExtension();
+
+    private LeaseCore core;
+
+    private void open(RedisClient client, RedisNamespace ns) {
+        core = LeaseCore.create(client, CoreOptions.builder().namespace(ns.name()).heartbeatInterval(Duration.ofSeconds(3))
+                .livenessLease(Duration.ofSeconds(30)).taskLease(Duration.ofSeconds(60)).ackTimeout(Duration.ofSeconds(60))
+                .build());
+    }
+
+    @AfterEach
+    void close() {
+        if (core != null) {
+            core.close();
+        }
+    }
+
+    private void register(String id, Integer... gpus) {
+        join(core.register(new WorkerRegistration(id, "s-" + id, Map.of(), 64, 1L << 40, List.of(gpus))));
+    }
+
+    private void submit(String id, String owner, int gpus) {
+        join(core.submit(TaskDefinition.builder(id).owner(owner).gpus(gpus).build()));
+    }
+
+    private List<Assignment> claim(String worker, int max) {
+        ClaimResult r = join(core.claim(worker, "s-" + worker, max, requestId()));
+        assertThat(r.getStatus()).isEqualTo(ClaimStatus.OK);
+        return r.getAssignments();
+    }
+
+    private void finish(String worker, Assignment a) {
+        assertThat(join(core.finish(new TaskLease(a.getTaskId(), a.getEpoch()), worker, "s-" + worker, TaskState.SUCCEEDED,
+                0, null, null)).getStatus()).isEqualTo(WriteStatus.APPLIED);
+    }
+
+    private String owner(Assignment a) {
+        return CoreFixture.record(core, a.getTaskId()).getOwner();
+    }
+
+    private OwnerShare share(String owner) {
+        return join(core.owners().shares()).getOwners().stream().filter(s -> s.getOwner().equals(owner)).findFirst()
+                .orElseThrow(() -> new AssertionError("no share of " + owner));
+    }
+
+    @Test
+    void anotherOwnersSingleRunStartsAtTheNextFreeSlotNotAfterTheSweep(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        register("w1", 0, 1);
+        for (int i = 0; i < 40; i++) {
+            submit("a" + i, "alice", 1);
+        }
+        List<Assignment> first = claim("w1", 2);
+        assertThat(first).extracting(Assignment::getTaskId).containsExactly("a0", "a1");
+        submit("b0", "bob", 1);
+        finish("w1", first.get(0));
+        List<Assignment> next = claim("w1", 1);
+        assertThat(next).extracting(Assignment::getTaskId).containsExactly("b0");
+        // alice has been charged 2 GPU-minutes (the minimum charge of her two attempts), bob 1.
+        finish("w1", first.get(1));
+        finish("w1", next.get(0));
+        submit("b1", "bob", 1);
+        submit("c0", "carol", 1);
+        submit("c1", "carol", 1);
+        // One claim run for two slots: carol (no usage) first; her charge for c0 puts her level with
+        // bob, and the tie goes by name, so the second pick of the same run is bob's, not carol's c1.
+        assertThat(claim("w1", 2)).extracting(Assignment::getTaskId).containsExactly("c0", "b1");
+    }
+
+    @Test
+    void anOwnerOfWeightTwoGetsTwoOfEveryThreeSlots(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        // Each attempt ends within its minimum charge, so each costs exactly one slot-minute: the
+        // order is then decided by the weights alone.
+        join(core.owners().setFairShare(null, Duration.ofMinutes(1)));
+        join(core.owners().setLimits("bob", OwnerLimits.builder().weight(2.0).build()));
+        register("w1", 0, 1, 2);
+        for (int i = 0; i < 200; i++) {
+            submit("a" + i, "alice", 1);
+            submit("b" + i, "bob", 1);
+        }
+        Map<String, Integer> got = new HashMap<>();
+        for (int round = 0; round < 100; round++) {
+            List<Assignment> run = claim("w1", 3);
+            assertThat(run).hasSize(3);
+            for (Assignment a : run) {
+                got.merge(owner(a), 1, Integer::sum);
+                finish("w1", a);
+            }
+        }
+        System.out.println("fair-share: of 300 slots, alice (weight 1) got " + got.get("alice") + ", bob (weight 2) "
+                + got.get("bob"));
+        assertThat(got.get("bob")).isBetween(199, 201);
+        assertThat(share("bob").getUsage()).isCloseTo(2 * share("alice").getUsage(), within(2 * 60.0 + 1e-6 * share("bob").getUsage()));
+    }
+
+    @Test
+    void aCapOfGpusIsNeverExceededByConcurrentClaimsAndRaisingItLetsTheNextTaskStart(RedisClient client, RedisNamespace ns)
+            throws Exception {
+        open(client, ns);
+        join(core.owners().setLimits("alice", OwnerLimits.builder().maxGpus(3).build()));
+        List<String> workers = new ArrayList<>();
+        for (int w = 0; w < 8; w++) {
+            register("w" + w, 0, 1);
+            workers.add("w" + w);
+        }
+        for (int i = 0; i < 60; i++) {
+            submit("a" + i, "alice", 1);
+        }
+        submit("b0", "bob", 2);
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            for (int round = 0; round < 5; round++) {
+                List<Future<List<Assignment>>> claims = new ArrayList<>();
+                for (String w : workers) {
+                    claims.add(pool.submit(() -> claim(w, 2)));
+                }
+                Map<String, List<Assignment>> byWorker = new HashMap<>();
+                for (int i = 0; i < claims.size(); i++) {
+                    byWorker.put(workers.get(i), claims.get(i).get());
+                    assertThat(heldGpus("alice")).isLessThanOrEqualTo(3);
+                }
+                assertThat(heldGpus("alice")).isEqualTo(3);
+                assertThat(share("alice").getHeldGpus()).isEqualTo(3);
+                // Every alice task ends; the next round claims again.
+                byWorker.forEach((w, as) -> as.stream().filter(a -> a.getTaskId().startsWith("a")).forEach(a -> finish(w, a)));
+                assertThat(heldGpus("alice")).isZero();
+            }
+            assertThat(CoreFixture.record(core, "b0").getState()).isEqualTo(TaskState.ASSIGNED);
+        } finally {
+            pool.shutdownNow();
+        }
+        String bobs = CoreFixture.record(core, "b0").getWorkerId();
+        List<String> free = workers.stream().filter(w -> !w.equals(bobs)).toList();
+        assertThat(claim(free.get(0), 2)).extracting(Assignment::getTaskId).hasSize(2).allMatch(id -> id.startsWith("a"));
+        assertThat(claim(free.get(1), 1)).extracting(Assignment::getTaskId).hasSize(1);
+        assertThat(claim(free.get(2), 1)).isEmpty(); // alice holds 3 of her 3
+        join(core.owners().setLimits("alice", OwnerLimits.builder().maxGpus(4).build()));
+        assertThat(claim(free.get(2), 1)).extracting(Assignment::getTaskId).hasSize(1);
+        assertThat(heldGpus("alice")).isEqualTo(4);
+        assertThat(share("alice").getHeldGpus()).isEqualTo(4);
+        assertThat(share("alice").getRunning()).isEqualTo(4);
+    }
+
+    /** The GPUs alice's tasks hold, from the task records themselves. */
+    private int heldGpus(String owner) {
+        int held = 0;
+        for (TaskState s : List.of(TaskState.ASSIGNED, TaskState.RUNNING)) {
+            for (TaskRecord t : CoreFixture.allInState(core, s)) {
+                if (t.getOwner().equals(owner)) {
+                    held += t.getGpus();
+                }
+            }
+        }
+        return held;
+    }
+
+    @Test
+    void submissionsOverAHardLimitFailAtOnceWithTheLimitAndStoreNothing(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        join(core.owners().setDefaults(OwnerLimits.builder().maxGpusPerTask(4).build()));
+        join(core.owners().setLimits("alice", OwnerLimits.builder().maxGpus(2).maxQueued(3).build()));
+        join(core.owners().setLimits("bob", OwnerLimits.builder().rate(1.0).burst(30).build()));
+
+        assertLimit(() -> submit("big", "carol", 5), OwnerLimit.MAX_GPUS_PER_TASK, 4, 5);
+        assertLimit(() -> submit("big2", "alice", 3), OwnerLimit.MAX_GPUS, 2, 3);
+        for (int i = 0; i < 3; i++) {
+            submit("q" + i, "alice", 1);
+        }
+        assertLimit(() -> submit("q3", "alice", 1), OwnerLimit.MAX_QUEUED, 3, 3);
+        for (int i = 0; i < 30; i++) {
+            submit("r" + i, "bob", 0);
+        }
+        OwnerLimitExceededException rate = assertLimit(() -> submit("r30", "bob", 0), OwnerLimit.RATE, 1, 30);
+        assertThat(rate.getRetryAfter()).hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(1),
+                Duration.ofSeconds(1)));
+        assertThat(rate.isRetryable()).isTrue();
+        for (String never : List.of("big", "big2", "q3", "r30")) {
+            assertThat(join(core.getTask(never))).as(never).isEmpty();
+        }
+        assertThat(join(core.queueDepth())).isEqualTo(33);
+        assertThat(share("alice").getQueued()).isEqualTo(3);
+        assertThat(share("bob").getQueued()).isEqualTo(30);
+        // The bucket fills again at its rate: a second later one more is taken.
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(200)).ignoreException(CompletionException.class)
+                .untilAsserted(() -> submit("r30", "bob", 0));
+        assertThat(CoreFixture.record(core, "r30").getState()).isEqualTo(TaskState.QUEUED);
+    }
+
+    private static OwnerLimitExceededException assertLimit(Runnable submission, OwnerLimit limit, double allowed,
+                                                           double current) {
+        Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(submission::run);
+        assertThat(thrown).isInstanceOf(CompletionException.class);
+        assertThat(thrown.getCause()).isInstanceOf(OwnerLimitExceededException.class);
+        OwnerLimitExceededException e = (OwnerLimitExceededException) thrown.getCause();
+        assertThat(e.getLimit()).isEqualTo(limit);
+        assertThat(e.getAllowed()).isEqualTo(allowed);
+        assertThat(e.getCurrent()).isEqualTo(current);
+        assertThat(e.getMessage()).contains(limit == OwnerLimit.RATE ? "retry after" : "nothing was stored");
+        return e;
+    }
+
+    @Test
+    void usageDecaysWithTheConfiguredHalfLife(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        join(core.owners().setFairShare(Duration.ofSeconds(2), Duration.ofSeconds(100)));
+        register("w1", 0);
+        submit("a0", "alice", 1);
+        long charged = System.nanoTime();
+        finish("w1", claim("w1", 1).get(0));
+        double first = share("alice").getUsage();
+        assertThat(first).isBetween(100 * Math.pow(2, -0.5), 100.0);
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                .until(() -> share("alice").getUsage() < 50);
+        double elapsed = (System.nanoTime() - charged) / 1e9;
+        double now = share("alice").getUsage();
+        // Read after at least one half-life: at most half, and no less than the half-life predicts
+        // for the time that has passed since the charge (plus a second of slack).
+        assertThat(now).isLessThan(50).isGreaterThan(100 * Math.pow(2, -(elapsed + 1) / 2));
+    }
+
+    @Test
+    void aReplayedClaimChargesOnceAndCountsSurviveARedisCrash(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        register("w1", 0, 1);
+        submit("a0", "alice", 1);
+        submit("a1", "alice", 1);
+        join(core.owners().setLimits("alice", OwnerLimits.builder().maxRunning(5).weight(3.0).build()));
+        String request = requestId();
+        ClaimResult first = join(core.claim("w1", "s-w1", 1, request));
+        double usage = share("alice").getUsage();
+        ClaimResult replay = join(core.claim("w1", "s-w1", 1, request));
+        assertThat(replay.getAssignments()).extracting(Assignment::getTaskId)
+                .containsExactlyElementsOf(first.getAssignments().stream().map(Assignment::getTaskId).toList());
+        // Usage read later has decayed a little (7 days' half-life): a second charge would add 60.
+        assertThat(share("alice").getUsage()).isBetween(usage - 1, usage);
+        assertThat(share("alice").getHeldGpus()).isEqualTo(1);
+        Assignment a = first.getAssignments().get(0);
+        finish("w1", a);
+        // Finishing again is a duplicate: no second release, no second charge.
+        double afterFinish = share("alice").getUsage();
+        assertThat(join(core.finish(new TaskLease(a.getTaskId(), a.getEpoch()), "w1", "s-w1", TaskState.SUCCEEDED, 0, null,
+                null)).getStatus()).isEqualTo(WriteStatus.DUPLICATE);
+        assertThat(share("alice").getUsage()).isBetween(afterFinish - 1, afterFinish);
+        assertThat(share("alice").getRunning()).isZero();
+        assertThat(claim("w1", 1)).hasSize(1);
+
+        TestRedis server = redis.server();
+        server.assumeControllable();
+        server.kill();
+        server.restart();
+        OwnerShare after = await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> share("alice"),
+                java.util.Objects::nonNull);
+        assertThat(after.getHeldGpus()).isEqualTo(1);
+        assertThat(after.getRunning()).isEqualTo(1);
+        assertThat(after.getQueued()).isZero();
+        assertThat(after.getWeight()).isEqualTo(3.0);
+        assertThat(after.getLimits().getMaxRunning()).hasValue(5);
+        assertThat(after.getUsage()).isGreaterThan(afterFinish + 59); // and the second attempt's start
+    }
+
+    @Test
+    void anOwnerAtItsLimitWithTenThousandQueuedTasksCostsOtherOwnersClaimsNothing(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        register("w1", 0, 1);
+        join(core.owners().setLimits("alice", OwnerLimits.builder().maxRunning(0).build()));
+        long baseline = timeClaims("bob", 200);
+        List<CompletionStageHolder> pending = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            pending.add(new CompletionStageHolder(core.submit(TaskDefinition.builder("a" + i).owner("alice").gpus(1).build())));
+        }
+        pending.forEach(p -> join(p.future));
+        long capped = timeClaims("carol", 200);
+        System.out.printf("fair-share: 200 claims for another owner took %.1f ms with no other owner queued, %.1f ms beside"
+                + " 10,000 queued tasks of an owner at her limit%n", baseline / 1e6, capped / 1e6);
+        assertThat(share("alice").getQueued()).isEqualTo(10_000);
+        assertThat(share("alice").getRunning()).isZero();
+    }
+
+    private record CompletionStageHolder(java.util.concurrent.CompletableFuture<SubmitResult> future) {
+    }
+
+    /** Submits and runs {@code n} tasks of {@code owner} one at a time (claim, finish); returns the claims' nanoseconds. */
+    private long timeClaims(String owner, int n) {
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            submit(owner + i, owner, 1);
+            long t0 = System.nanoTime();
+            List<Assignment> got = claim("w1", 1);
+            total += System.nanoTime() - t0;
+            assertThat(got).extracting(Assignment::getTaskId).containsExactly(owner + i);
+            finish("w1", got.get(0));
+        }
+        return total;
+    }
+}
