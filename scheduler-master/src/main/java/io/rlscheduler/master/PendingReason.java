@@ -38,7 +38,16 @@ public final class PendingReason {
          * {@code {ns}:shapes} key (the next claim counts them again).
          */
         PARKED,
-        /** More tasks are ahead of it than a claim looks at ({@code claimScanLimit}): it waits for them to leave the queue. */
+        /**
+         * Its owner is at one of its limits ({@code io.rlscheduler.core.OwnerLimits}): it holds as
+         * many GPUs or runs as many tasks as it may, or the task asks for more GPUs than one task
+         * of the owner may now. It waits for the owner's running tasks to end, or the limit to be raised.
+         */
+        OWNER_LIMIT,
+        /**
+         * More of its owner's own tasks are ahead of it than a claim examines for a worker
+         * ({@code claimScanLimit}): it waits for them to leave the queue.
+         */
         BEHIND_IN_QUEUE,
         /** No master holds the leadership lease: nothing is dispatched until one does (a failover, or only standby-only masters). */
         NO_LEADER,
@@ -87,6 +96,14 @@ public final class PendingReason {
     }
 
     /**
+     * Where the task's owner stands in the sharing: its share (limits as they apply, held GPUs,
+     * running tasks), every owner's, and how many of its own claimable tasks are ahead of it (-1
+     * when it is not among them).
+     */
+    record Fair(io.rlscheduler.core.OwnerShare own, List<io.rlscheduler.core.OwnerShare> all, long ownerAhead) {
+    }
+
+    /**
      * Judges why {@code task} waits.
      *
      * @param task           its record
@@ -98,7 +115,7 @@ public final class PendingReason {
      * @param parked         whether a claim parked it (no registered worker could run it)
      */
     static PendingReason judge(TaskRecord task, List<WorkerInfo> workers, long queuePosition, int claimScanLimit,
-                               List<TaskRecord> ahead, Dispatch dispatch, boolean parked) {
+                               List<TaskRecord> ahead, Dispatch dispatch, boolean parked, Fair fair) {
         String parkedNote = parked ? "; it is parked: claims pass it over, so it holds nothing back, until a worker that"
                 + " could run it registers" : "";
         String id = task.getTaskId();
@@ -138,12 +155,18 @@ public final class PendingReason {
                     + " registration (a restart) of one of them brings it back, or DEL of the namespace's shapes key",
                     queuePosition);
         }
-        if (queuePosition >= claimScanLimit) {
-            return new PendingReason(id, Code.BEHIND_IN_QUEUE, queuePosition + " tasks are ahead of it in the queue, and a"
-                    + " claim looks at the first " + claimScanLimit + " (claimScanLimit): it is considered once fewer are"
-                    + " ahead. Those ahead that no live worker can run hold it back (see their own reasons); those that"
-                    + " no registered worker could run do not: claims park them", queuePosition);
+        String limit = ownerLimit(task, fair.own());
+        if (limit != null) {
+            return new PendingReason(id, Code.OWNER_LIMIT, limit, queuePosition);
         }
+        if (fair.ownerAhead() >= claimScanLimit) {
+            return new PendingReason(id, Code.BEHIND_IN_QUEUE, fair.ownerAhead() + " of " + task.getOwner() + "'s own tasks"
+                    + " are ahead of it, and a claim examines at most " + claimScanLimit + " tasks for a worker"
+                    + " (claimScanLimit): it is considered once fewer are ahead. Those ahead that no live worker can"
+                    + " run hold it back (see their own reasons); those that no registered worker could run do not:"
+                    + " claims park them", queuePosition);
+        }
+        String order = fairOrder(task, fair);
         if (dispatch.leaderId() == null || dispatch.leaderId().isEmpty()) {
             return new PendingReason(id, Code.NO_LEADER, "no master holds the leadership lease now: nothing is dispatched"
                     + " until one does", queuePosition);
@@ -165,6 +188,9 @@ public final class PendingReason {
         List<WorkerInfo> roomNow = fitting(task, free);
         int takenAhead = 0;
         for (TaskRecord before : ahead) {
+            if (!servedBefore(before, task, fair)) {
+                continue;
+            }
             List<WorkerInfo> fit = fitting(before, free);
             if (!fit.isEmpty()) {
                 long[] left = free.get(fit.get(0));
@@ -179,18 +205,80 @@ public final class PendingReason {
             String now = describe(largeEnough.stream().filter(free::containsKey).toList(), w -> w.getWorkerId() + " "
                     + w.getFreeGpuIds().size() + " GPUs, " + w.getFreeCpuSlots() + " CPU slots, " + w.getFreeMemoryBytes()
                     + " bytes free");
-            return new PendingReason(id, Code.WAITING_FOR_CAPACITY, roomNow.isEmpty()
+            return new PendingReason(id, Code.WAITING_FOR_CAPACITY, (roomNow.isEmpty()
                     ? "it needs " + needs + "; the workers large enough for it have less free now: " + now
                     : "it needs " + needs + "; " + describe(roomNow, WorkerInfo::getWorkerId) + " ha" + (roomNow.size() == 1
                             ? "s" : "ve") + " that much free, but the " + takenAhead + " task" + (takenAhead == 1 ? "" : "s")
-                            + " ahead of it that fit take the room first: " + now, queuePosition);
+                            + " ahead of it that fit take the room first: " + now) + order, queuePosition);
         }
         String who = describe(room, WorkerInfo::getWorkerId) + " ha" + (room.size() == 1 ? "s" : "ve") + " room for it now ("
                 + needs + "), after the " + queuePosition + " task" + (queuePosition == 1 ? "" : "s") + " ahead of it";
-        return new PendingReason(id, Code.FITS_NOW, dispatch.self()
+        return new PendingReason(id, Code.FITS_NOW, (dispatch.self()
                 ? who + ": this master, the leader, should assign it at its next dispatch round"
                 : who + ": the leader, " + dispatch.leaderId() + ", should assign it at its next dispatch round, if "
-                        + (room.size() == 1 ? "that worker is" : "they are") + " connected to it", queuePosition);
+                        + (room.size() == 1 ? "that worker is" : "they are") + " connected to it") + order, queuePosition);
+    }
+
+    /** The owner limit that holds the task back, in words with its figures; null when none does. */
+    private static String ownerLimit(TaskRecord task, io.rlscheduler.core.OwnerShare own) {
+        io.rlscheduler.core.OwnerLimits l = own.getLimits();
+        String owner = task.getOwner();
+        if (l.getMaxGpusPerTask().isPresent() && task.getGpus() > l.getMaxGpusPerTask().getAsInt()) {
+            return "it asks for " + task.getGpus() + " GPUs and " + owner + " may now ask for at most "
+                    + l.getMaxGpusPerTask().getAsInt() + " per task (max_gpus_per_task, lowered after it was submitted):"
+                    + " it waits until the limit is raised, or cancel it";
+        }
+        if (l.getMaxRunning().isPresent() && own.getRunning() >= l.getMaxRunning().getAsInt()) {
+            return owner + " runs " + own.getRunning() + " of " + "its "
+                    + l.getMaxRunning().getAsInt() + " tasks (max_running): it waits for one of them to end";
+        }
+        if (task.getGpus() > 0 && l.getMaxGpus().isPresent() && own.getHeldGpus() + task.getGpus() > l.getMaxGpus().getAsInt()) {
+            return owner + " holds " + own.getHeldGpus() + " of its " + l.getMaxGpus().getAsInt() + " GPUs (max_gpus) and"
+                    + " this task needs " + task.getGpus() + ": it waits for " + owner + "'s running tasks to free "
+                    + (own.getHeldGpus() + task.getGpus() - l.getMaxGpus().getAsInt()) + " more";
+        }
+        return null;
+    }
+
+    /** Whether a claim serves {@code other} before {@code task}: higher priority, or the same and an owner ahead in the fair order, or the same owner's earlier task. */
+    private static boolean servedBefore(TaskRecord other, TaskRecord task, Fair fair) {
+        if (other.getPriority() != task.getPriority()) {
+            return other.getPriority() > task.getPriority();
+        }
+        if (other.getOwner().equals(task.getOwner())) {
+            return other.getSubmitSequence() < task.getSubmitSequence();
+        }
+        return fair.all().stream().filter(s -> s.getOwner().equals(other.getOwner())).findFirst()
+                .map(s -> aheadOf(s, fair.own())).orElse(false);
+    }
+
+    private static boolean aheadOf(io.rlscheduler.core.OwnerShare s, io.rlscheduler.core.OwnerShare own) {
+        int c = Double.compare(s.getUsagePerShare(), own.getUsagePerShare());
+        return c < 0 || (c == 0 && s.getOwner().compareTo(own.getOwner()) < 0);
+    }
+
+    /** The owners with queued tasks that claims serve before the task's owner, with their usage, as a sentence; "" when none. */
+    private static String fairOrder(TaskRecord task, Fair fair) {
+        List<io.rlscheduler.core.OwnerShare> ahead = fair.all().stream()
+                .filter(s -> s.getQueued() > 0 && !s.getOwner().equals(task.getOwner()) && aheadOf(s, fair.own()))
+                .sorted(java.util.Comparator.comparingDouble(io.rlscheduler.core.OwnerShare::getUsagePerShare))
+                .toList();
+        if (ahead.isEmpty()) {
+            return "";
+        }
+        List<String> named = new ArrayList<>();
+        for (int i = 0; i < Math.min(5, ahead.size()); i++) {
+            named.add(ahead.get(i).getOwner() + " " + hours(ahead.get(i).getUsage()) + " slot-h"
+                    + (ahead.get(i).getWeight() == 1 ? "" : " at weight " + ahead.get(i).getWeight()));
+        }
+        return "; " + ahead.size() + " owner" + (ahead.size() == 1 ? " with less recent usage per share is" : "s with less"
+                + " recent usage per share are") + " ahead of " + task.getOwner() + " (" + hours(fair.own().getUsage())
+                + " slot-h" + (fair.own().getWeight() == 1 ? "" : " at weight " + fair.own().getWeight()) + "): "
+                + String.join(", ", named) + (ahead.size() > 5 ? ", and " + (ahead.size() - 5) + " more" : "");
+    }
+
+    private static String hours(double slotSeconds) {
+        return String.format(java.util.Locale.ROOT, "%.1f", slotSeconds / 3600);
     }
 
     private static boolean matches(TaskRecord task, WorkerInfo w) {

@@ -117,6 +117,7 @@ public final class SchedulerMaster implements AutoCloseable {
     private ScheduledExecutorService timers;
     private WorkerAuthentication auth;
     private WorkerKeys workerKeys;
+    private Sharing sharing;
 
     private SchedulerMaster(Builder b, MasterOptions options) {
         this.options = options;
@@ -185,6 +186,7 @@ public final class SchedulerMaster implements AutoCloseable {
                     options.getHandshakeTimeout());
             watcher.addListener(auth.revocations());
             workerKeys = new MasterWorkerKeys(core.workerKeys(), this::await);
+            sharing = new MasterSharing(core.owners(), this::await);
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
                     openAttempts, auth);
@@ -402,6 +404,15 @@ public final class SchedulerMaster implements AutoCloseable {
     public WorkerKeys workerKeys() {
         requireRunning();
         return workerKeys;
+    }
+
+    /**
+     * Returns how the lab's GPUs are shared between owners: their limits and weights, the half-life
+     * of usage, and every owner's share now (see {@link Sharing}).
+     */
+    public Sharing sharing() {
+        requireRunning();
+        return sharing;
     }
 
     /** Returns a health snapshot: workers by state, queue depth, running tasks, event-loop, dispatcher, event-stream and log figures. */

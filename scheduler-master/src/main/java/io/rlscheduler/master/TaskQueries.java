@@ -101,14 +101,18 @@ final class TaskQueries {
         CompletableFuture<List<WorkerInfo>> workers = core.listWorkers();
         CompletableFuture<Long> position = core.queuePosition(taskId);
         CompletableFuture<Boolean> parked = core.isParked(taskId);
+        CompletableFuture<io.rlscheduler.core.internal.OwnerRecords.Shares> shares = core.owners().shares();
         TaskRecord task = await(core.getTask(taskId)).orElseThrow(() -> new TaskNotFoundException(taskId));
+        CompletableFuture<Long> ownerAhead = core.ownerQueuePosition(task);
         int scanLimit = core.getOptions().getClaimScanLimit();
         long ahead = await(position);
         List<TaskRecord> before = new java.util.ArrayList<>();
-        for (long offset = 0; ahead < scanLimit && offset < ahead; offset += 1000) {
+        // The tasks a claim may serve first: among the queue's first claimScanLimit (by priority,
+        // then submit order), before it or behind it; judge keeps those the fair order puts first.
+        for (long offset = 0; ahead >= 0 && offset < scanLimit; offset += 1000) {
             // Read a moment after the position: a task that left the queue meanwhile moves this one
             // up into the page, and it must not take its own room.
-            await(core.listTasks(TaskState.QUEUED, (int) offset, (int) Math.min(1000, ahead - offset))).getTasks()
+            await(core.listTasks(TaskState.QUEUED, (int) offset, (int) Math.min(1000, scanLimit - offset))).getTasks()
                     .stream().filter(t -> !t.getTaskId().equals(taskId)).forEach(before::add);
         }
         LeaderStatus leader = elector.current();
@@ -119,7 +123,11 @@ final class TaskQueries {
         registry.snapshot().forEach(w -> connected.add(w.getWorkerId() + "/" + w.getSessionId()));
         PendingReason.Dispatch dispatch = new PendingReason.Dispatch(leader == null ? "" : leader.getLeaderId(),
                 leader != null && leader.isSelf(), connected);
-        return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch, await(parked));
+        List<io.rlscheduler.core.OwnerShare> all = await(shares).getOwners();
+        io.rlscheduler.core.OwnerShare own = all.stream().filter(s -> s.getOwner().equals(task.getOwner())).findFirst()
+                .orElse(new io.rlscheduler.core.OwnerShare(task.getOwner(), await(shares).getDefaults(), 0, 0, 0, 0));
+        return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch, await(parked),
+                new PendingReason.Fair(own, all, await(ownerAhead)));
     }
 
     /**

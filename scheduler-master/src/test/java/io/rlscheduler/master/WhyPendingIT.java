@@ -1,11 +1,14 @@
 package io.rlscheduler.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.OwnerLimits;
+import io.rlscheduler.core.OwnerShare;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.core.internal.WorkerRegistration;
@@ -134,7 +137,8 @@ class WhyPendingIT {
         assertThat(sixth.whyPending()).satisfies(r -> {
             assertThat(r.getCode()).isEqualTo(Code.BEHIND_IN_QUEUE);
             assertThat(r.getQueuePosition()).isEqualTo(5);
-            assertThat(r.getMessage()).startsWith("5 tasks are ahead of it in the queue, and a claim looks at the first 5");
+            assertThat(r.getMessage()).startsWith("5 of anonymous's own tasks are ahead of it, and a claim examines at"
+                    + " most 5 tasks for a worker (claimScanLimit)");
         });
 
         // A running task takes both GPUs (claimed here, ahead of everything by its priority).
@@ -163,7 +167,7 @@ class WhyPendingIT {
 
     @Test
     void aTaskParkedByOutOfDateShapeCountsSaysSo(RedisNamespace ns) throws Exception {
-        register("small", Map.of());
+        register("small", Map.of(), 0); // a claim reads GPU tasks only for a worker with a free GPU
         register("big", Map.of(), 0, 1, 2, 3);
         try (var connection = client.connect()) {
             // The counts as a hand edit could leave them: big's shape missing.
@@ -180,6 +184,32 @@ class WhyPendingIT {
                     + " process of an older version?); the next registration (a restart) of one of them brings it back,"
                     + " or DEL of the namespace's shapes key");
         });
+    }
+
+    @Test
+    void anOwnerAtItsLimitAndTheOwnersServedFirstAreNamedWithTheirFigures() throws Exception {
+        register("w1", Map.of(), 0, 1);
+        leader.sharing().setLimits("alice", OwnerLimits.builder().maxGpus(1).build());
+        submit(task("a1").owner("alice").gpus(1));
+        submit(task("a2").owner("alice").gpus(1));
+        assertThat(core.claim("w1", "s-w1", 1, "claim-a").get(10, TimeUnit.SECONDS).getAssignments())
+                .singleElement().satisfies(a -> assertThat(a.getTaskId()).isEqualTo("a1"));
+        assertThat(api.task("a2").whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.OWNER_LIMIT);
+            assertThat(r.getMessage()).isEqualTo("alice holds 1 of its 1 GPUs (max_gpus) and this task needs 1: it waits"
+                    + " for alice's running tasks to free 1 more");
+        });
+        leader.sharing().setLimits("alice", OwnerLimits.builder().maxGpus(2).build());
+        // bob has used nothing, alice one GPU's minimum charge (60 s): bob's task goes first, and says so.
+        submit(task("b1").owner("bob").gpus(1));
+        assertThat(api.task("a2").whyPending()).satisfies(r -> {
+            assertThat(r.getCode()).isEqualTo(Code.WAITING_FOR_CAPACITY);
+            assertThat(r.getMessage()).isEqualTo("it needs 1 GPUs, 1 CPU slots, 0 bytes; w1 has that much free, but the 1"
+                    + " task ahead of it that fit take the room first: w1 1 GPUs, 7 CPU slots, 17179869184 bytes free; 1"
+                    + " owner with less recent usage per share is ahead of alice (0.0 slot-h): bob 0.0 slot-h");
+        });
+        assertThat(leader.sharing().shares()).extracting(OwnerShare::getOwner, OwnerShare::getHeldGpus, OwnerShare::getRunning,
+                OwnerShare::getQueued).containsExactly(tuple("alice", 1, 1, 1), tuple("bob", 0, 0, 1));
     }
 
     @Test

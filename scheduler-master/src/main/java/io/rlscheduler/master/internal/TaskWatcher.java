@@ -284,6 +284,8 @@ public final class TaskWatcher implements AutoCloseable {
     private void onEvent(TaskEvent event) {
         if (event.getKind() == TaskEvent.Kind.GAP) {
             onGap(event);
+        } else if (event.getKind() == TaskEvent.Kind.OWNER) {
+            dispatcher.taskQueued(); // limits changed: tasks that waited on them may be claimable now
         } else if (event.getKind() == TaskEvent.Kind.TASK) {
             TaskState to = event.getTo();
             TaskEvent.Via via = event.getVia();
