@@ -75,7 +75,8 @@ class Redis:
 
 def source(lua_dir, name):
     """A script as LuaScript.load builds it: lib.lua, the libraries its '-- libraries:' header line names, the
-    script as a function's body and the epilogue that calls it and writes its task events."""
+    script as a function's body and the epilogue that calls it, brings its owners' fair sets up to date and
+    writes its task events."""
     script = open(os.path.join(lua_dir, name + '.lua')).read()
     parts = [open(os.path.join(lua_dir, 'lib.lua')).read()]
     for line in script.split('\n'):
@@ -86,8 +87,10 @@ def source(lua_dir, name):
     if 'local function flush_events()' not in parts[0]:
         return '\n'.join(parts + [script])  # an older tree's scripts (--ab), without per-run event buffering
     # The body as a function, then the epilogue that writes its buffered task events.
+    # lib.lua's flush_owners (the owners' fair sets, once per run) where the tree has it.
+    owners = ['flush_owners()'] if 'local function flush_owners()' in parts[0] else []
     return '\n'.join(parts + ['local function run_body()', script, 'end',
-                               'local body_ok, body_result = pcall(run_body)', 'flush_events()',
+                               'local body_ok, body_result = pcall(run_body)'] + owners + ['flush_events()',
                                'if not body_ok then error(body_result, 0) end', 'return body_result'])
 
 
@@ -123,8 +126,11 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
 
     spec = json.dumps({'script': 'noop.py', 'params': {}, 'cpu_slots': 1, 'gpus': 0, 'pad': 'x' * 80})
     workers = [('w%d' % i, 's' + uuid.uuid4().hex) for i in range(4)]
+    # register.lua takes the worker keys' hash as an 18th key since worker keys.
+    register_keys = core + ([prefix + 'worker-keys'] if 'worker-keys' in open(os.path.join(lua_dir, 'register.lua')).read()
+                            or 'K_WORKER_KEYS' in source(lua_dir, 'register') else [])
     for w, s in workers:
-        script('register', core, [w, s, '{}', '64', '0', '', '3600000', '100000'])
+        script('register', register_keys, [w, s, '{}', '64', '0', '', '3600000', '100000'])
 
     def round_trip(n, tag):
         ids = ['%s-%s' % (tag, uuid.uuid4()) for _ in range(n)]
@@ -165,7 +171,7 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
         measuring[0] = False
         stats1, cpu1 = redis.totals()
     finally:
-        keys = core + [prefix + 'owner:bench'] + [prefix + 'workers:res:' + w for w, _ in workers]
+        keys = core + [prefix + 'owner:bench', prefix + 'worker-keys'] + [prefix + 'workers:res:' + w for w, _ in workers]
         redis('DEL', *keys)
         # Keys of each task's own, should the scripts under test write any (a task record as a
         # hash per task does, see commit b7da5e4).

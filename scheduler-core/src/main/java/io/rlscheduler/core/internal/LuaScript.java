@@ -37,7 +37,8 @@ public final class LuaScript {
      * Loads {@code <name>.lua} with the shared prelude and, between the two, the libraries the
      * script names in a header line {@code -- libraries: claiming, submitting} (files of local
      * functions that more than one script runs), in that order; the script's own text becomes the
-     * body of a function, followed by an epilogue that writes its buffered task events.
+     * body of a function, followed by an epilogue that brings the fair sets of the owners the run
+     * touched up to date (lib.lua's flush_owners) and writes its buffered task events.
      */
     public static LuaScript load(String name) {
         String script = resource(name);
@@ -54,10 +55,11 @@ public final class LuaScript {
         }
         // The body runs as a function so that the task events it buffered are written however it
         // returns (lib.lua's flush_events), and also when it raises an error after writing: what
-        // a run changed is never left without its events. (The price: Redis reports such an
+        // a run changed is never left without its events, nor its owners' fair sets out of date. (The price: Redis reports such an
         // error at the epilogue's line, not the body's; the message itself is unchanged.)
         source.append("local function run_body()\n").append(script).append("\nend\n")
                 .append("local body_ok, body_result = pcall(run_body)\n")
+                .append("flush_owners()\n")
                 .append("flush_events()\n")
                 .append("if not body_ok then error(body_result, 0) end\n")
                 .append("return body_result\n");

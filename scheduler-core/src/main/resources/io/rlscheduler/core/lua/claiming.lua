@@ -2,6 +2,9 @@
 -- claim_run(k_request, k_leader, a): KEYS as claim.lua's KEYS[18] and KEYS[19]; ARGV from index a
 -- as claim.lua's ARGV from 1. Returns the reply string (or an error reply) exactly as claim.lua.
 local function claim_run(k_request, k_leader, a)
+  local sh = sharing()
+  local K_TIERS, fair_key, owner_queue, limits_of, counter, at_limit, owner_dequeue =
+      sh.K_TIERS, sh.fair_key, sh.owner_queue, sh.limits_of, sh.counter, sh.at_limit, sh.owner_dequeue
   EVENTS_MAXLEN = ARGV[a + 4]
   local K_REQUEST = k_request
   local previous = redis.call('GET', K_REQUEST)
@@ -57,57 +60,134 @@ local function claim_run(k_request, k_leader, a)
     return fits_any(st, shapes)
   end
 
-  -- One pass over the fair order for worker w with the capacity it has left: returns the first
-  -- task that fits it, or nil. Reads each owner's tasks per_owner at a time (those needing GPUs
-  -- and those needing none merged in submit order), every owner's first slice before anyone's
-  -- second. Parks what no registered worker could run, and drops queue entries left without a
-  -- queued task (a bug or a manual edit), and then ends at once: budget.changed tells the caller
-  -- to start a new pass. budget.left counts the tasks it may still examine.
-  local function pick(w, cpu, mem, gpus, budget)
-    local any = false
+  -- The fair order as this run sees it: per priority, highest first, the owners of its fair sets
+  -- (up to owner_scan of each kind) with their usage per share, read once per run and kept up to
+  -- date here as the run assigns; the sets themselves are written once, when the run ends
+  -- (lib.lua's flush_owners). Entries: {owner, score, g = reads GPU tasks, c = reads the others,
+  -- dead = at a limit that stops it}.
+  local owner_scan = math.max(16, per_owner)
+  local order = nil
+  local function load_order()
+    order = {}
     for _, p in ipairs(redis.call('ZRANGE', K_TIERS, 0, -1)) do
-      local og = redis.call('ZRANGE', fair_key('g', p), 0, per_owner - 1, 'WITHSCORES')
-      local oc = redis.call('ZRANGE', fair_key('c', p), 0, per_owner - 1, 'WITHSCORES')
+      local og = redis.call('ZRANGE', fair_key('g', p), 0, owner_scan - 1, 'WITHSCORES')
+      local oc = redis.call('ZRANGE', fair_key('c', p), 0, owner_scan - 1, 'WITHSCORES')
       if #og == 0 and #oc == 0 then
         redis.call('ZREM', K_TIERS, p)
       else
-        any = true
-        local owners, kinds = {}, {}
-        local function add(list, kind)
-          for i = 1, #list, 2 do
-            local o = list[i]
-            if not kinds[o] then
-              kinds[o] = {}
-              owners[#owners + 1] = {o, tonumber(list[i + 1])}
+        local list, by = {}, {}
+        local function add(found, kind)
+          for i = 1, #found, 2 do
+            local e = by[found[i]]
+            if not e then
+              e = {owner = found[i], score = tonumber(found[i + 1])}
+              by[found[i]] = e
+              list[#list + 1] = e
             end
-            kinds[o][kind] = true
+            e[kind] = true
           end
         end
-        -- A worker without a free GPU reads no task that needs one.
-        if #gpus > 0 then add(og, 'g') end
+        add(og, 'g')
         add(oc, 'c')
-        table.sort(owners, function(x, y)
-          if x[2] ~= y[2] then return x[2] < y[2] end
-          return x[1] < y[1]
-        end)
-        local lo, hi = fmt((999 - tonumber(p)) * 1e12), '(' .. fmt((1000 - tonumber(p)) * 1e12)
-        local depth = 0
-        while true do
-          local more = false
-          for _, entry in ipairs(owners) do
-            local owner = entry[1]
+        order[#order + 1] = {p = p, owners = list, lo = fmt((999 - tonumber(p)) * 1e12),
+                             hi = '(' .. fmt((1000 - tonumber(p)) * 1e12)}
+      end
+    end
+  end
+  local function by_score(x, y)
+    if x.score ~= y.score then return x.score < y.score end
+    return x.owner < y.owner
+  end
+
+  -- An assignment changed its owner's usage and what it holds (lib.lua's counters, as this run
+  -- left them): its place in every priority's order, and whether a limit now stops it.
+  local function assigned(st)
+    local h = {gpus = counter(st.owner, 'gpus'), running = counter(st.owner, 'running')}
+    local l = limits_of(st.owner)
+    local score = counter(st.owner, 'usage') / l.weight
+    for _, tier in ipairs(order) do
+      for _, e in ipairs(tier.owners) do
+        if e.owner == st.owner then
+          e.score = score
+          if at_limit(l, 'c', h.gpus, h.running) then e.dead = true end
+          if at_limit(l, 'g', h.gpus, h.running) then e.g = false end
+        end
+      end
+      if #tier.owners > 1 then table.sort(tier.owners, by_score) end
+    end
+  end
+
+  -- An owner's claimable tasks of one kind at a tier, per_owner from depth * per_owner on, as
+  -- {task id, queue score, kind} in order, and whether the slice was full (more may follow). The
+  -- first slice is kept for the run (the run's own assignments are taken out of it: taken), so
+  -- that a run of many assignments reads each owner's queue once per per_owner tasks.
+  local KINDS = {'g', 'c'}
+  local function by_queue_score(x, y) return x[2] < y[2] end
+  local function slice(e, kind, tier, depth)
+    if depth == 0 and e.slice and e.slice[kind] then return e.slice[kind] end
+    local r = redis.call('ZRANGEBYSCORE', owner_queue(e.owner, kind), tier.lo, tier.hi, 'WITHSCORES', 'LIMIT',
+                         depth * per_owner, per_owner)
+    local sl = {full = #r == 2 * per_owner}
+    for i = 1, #r, 2 do sl[#sl + 1] = {r[i], tonumber(r[i + 1]), kind} end
+    if depth == 0 then
+      e.slice = e.slice or {}
+      e.slice[kind] = sl
+    end
+    return sl
+  end
+  local function taken(e, c)
+    local sl = e.slice and e.slice[c[3]]
+    if not sl then return end
+    for i = 1, #sl do
+      if sl[i] == c then
+        table.remove(sl, i)
+        break
+      end
+    end
+    -- Emptied but there may be more: read again next time.
+    if #sl == 0 and sl.full then e.slice[c[3]] = nil end
+  end
+
+  -- One pass over the fair order for worker w with the capacity it has left: returns the first
+  -- task that fits it, or nil. Reads each owner's tasks per_owner at a time (those needing GPUs
+  -- and those needing none merged in submit order; a worker without a free GPU reads none that
+  -- needs one), every owner's first slice before anyone's second. Parks what no registered
+  -- worker could run, and drops queue entries left without a queued task (a bug or a manual
+  -- edit), and then ends at once: budget.changed tells the caller to start a new pass.
+  -- budget.left counts the tasks it may still examine.
+  local function pick(w, cpu, mem, gpus, budget)
+    if order == nil then load_order() end
+    local any = false
+    for _, tier in ipairs(order) do
+      local depth = 0
+      while true do
+        local more = false
+        for _, e in ipairs(tier.owners) do
+          local owner = e.owner
+          if not e.dead and (e.g or e.c) then
             local l = limits_of(owner)
-            local held = nil
-            local ids = {}
-            for _, kind in ipairs({'g', 'c'}) do
-              if kinds[owner][kind] then
-                local r = redis.call('ZRANGEBYSCORE', owner_queue(owner, kind), lo, hi, 'WITHSCORES', 'LIMIT',
-                                     depth * per_owner, per_owner)
-                if #r == 2 * per_owner then more = true end
-                for i = 1, #r, 2 do ids[#ids + 1] = {r[i], tonumber(r[i + 1]), kind} end
+            -- The slices of the kinds read, merged in submit order (one kind: the slice itself).
+            local ids, merged = nil, false
+            for _, kind in ipairs(KINDS) do
+              if e[kind] and (kind == 'c' or #gpus > 0) then
+                local sl = slice(e, kind, tier, depth)
+                if sl.full then more = true end
+                if #sl == 0 and depth == 0 and not sl.full then e[kind] = false end -- none left at this priority
+                if ids == nil then
+                  ids = sl
+                elseif #sl > 0 then
+                  local both = {}
+                  for i = 1, #ids do both[i] = ids[i] end
+                  for i = 1, #sl do both[#both + 1] = sl[i] end
+                  ids, merged = both, true
+                end
               end
             end
-            table.sort(ids, function(x, y) return x[2] < y[2] end)
+            ids = ids or {}
+            -- Work is left for the run's later workers while some owner has tasks read, or GPU
+            -- tasks this worker did not read.
+            if #ids > 0 or (e.g and #gpus == 0) then any = true end
+            if merged then table.sort(ids, by_queue_score) end
             for _, c in ipairs(ids) do
               if budget.left <= 0 then return nil end
               budget.left = budget.left - 1
@@ -117,32 +197,31 @@ local function claim_run(k_request, k_leader, a)
                 redis.call('ZREM', K_QUEUE, task_id)
                 if st then owner_dequeue(st) else redis.call('ZREM', owner_queue(owner, c[3]), task_id) end
                 budget.changed = true
+                order = nil
                 return nil -- the queues moved under the slices read: a new pass reads them again
-              else
-                local need_cpu, need_mem, need_gpus = tonumber(st.cpu), tonumber(st.mem), tonumber(st.gpus)
-                local fits = need_cpu <= cpu and need_mem <= mem and need_gpus <= #gpus
-                if fits then
-                  for k, v in pairs(st.selector) do
-                    if w.labels[k] ~= v then fits = false break end
-                  end
+              end
+              local need_cpu, need_mem, need_gpus = tonumber(st.cpu), tonumber(st.mem), tonumber(st.gpus)
+              local fits = need_cpu <= cpu and need_mem <= mem and need_gpus <= #gpus
+              if fits then
+                for k, v in pairs(st.selector) do
+                  if w.labels[k] ~= v then fits = false break end
                 end
-                if not fits and not runnable_anywhere(st, w) then
-                  park(st, now_ms)
-                  budget.changed = true
-                  return nil -- as above
-                elseif fits then
-                  if held == nil then held = tonumber(redis.call('HGET', owner_key(owner), 'gpus') or '0') end
-                  if not (l.max_gpus ~= nil and held + need_gpus > l.max_gpus)
-                      and not (l.max_gpus_per_task ~= nil and need_gpus > l.max_gpus_per_task) then
-                    return st
-                  end
-                end
+              end
+              if not fits and not runnable_anywhere(st, w) then
+                park(st, now_ms)
+                budget.changed = true
+                order = nil
+                return nil -- as above
+              elseif fits and not (l.max_gpus ~= nil and counter(owner, 'gpus') + need_gpus > l.max_gpus)
+                  and not (l.max_gpus_per_task ~= nil and need_gpus > l.max_gpus_per_task) then
+                if depth == 0 then taken(e, c) end
+                return st
               end
             end
           end
-          if not more or budget.left <= 0 then break end
-          depth = depth + 1
         end
+        if not more or budget.left <= 0 then break end
+        depth = depth + 1
       end
     end
     if not any then dry = true end
@@ -156,6 +235,7 @@ local function claim_run(k_request, k_leader, a)
     if w.session ~= session then return {r = 'WRONG_SESSION', session = w.session} end
     if w.liveness_deadline <= now_ms then return {r = 'NOT_LIVE'} end
     local out = {r = 'OK', tasks = {}}
+    if refilled then order = nil end -- parked tasks came back: read the order again
     dry, refilled = false, false
     local K_RES = res_key(id)
     local cpu, mem, gpus = free_capacity(w)
@@ -182,6 +262,7 @@ local function claim_run(k_request, k_leader, a)
         out.tasks[#out.tasks + 1] = {id = st.id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
                                      gpu_ids = st.gpu_ids}
         assigned_any = true
+        assigned(st)
       elseif not budget.changed then
         break
       end

@@ -5,14 +5,15 @@
 -- ARGV: [1] half-life ms ('' to keep)  [2] minimum charge ms ('' to keep)
 -- Returns JSON {r="OK", halflife_ms, min_charge_ms}
 local now_ms = now_parts()
-local cfg = fair_config(now_ms)
-rebase(cfg, now_ms)
+local sh = sharing()
+local cfg = sh.fair_config(now_ms)
+sh.rebase(cfg, now_ms)
 if ARGV[1] ~= '' then
   cfg.h = tonumber(ARGV[1])
-  redis.call('HSET', K_FAIRCFG, 'halflife_ms', ARGV[1])
+  redis.call('HSET', sh.K_FAIRCFG, 'halflife_ms', ARGV[1])
 end
 if ARGV[2] ~= '' then
   cfg.min = tonumber(ARGV[2])
-  redis.call('HSET', K_FAIRCFG, 'min_charge_ms', ARGV[2])
+  redis.call('HSET', sh.K_FAIRCFG, 'min_charge_ms', ARGV[2])
 end
 return reply({r = 'OK', halflife_ms = cfg.h, min_charge_ms = cfg.min})

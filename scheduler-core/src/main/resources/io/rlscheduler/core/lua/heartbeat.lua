@@ -28,7 +28,10 @@ for i = 6, #ARGV, 2 do
   local expired = st and st.state == 'RUNNING' and tonumber(st.deadline) <= now_ms
   if st and not expired and st.epoch == epoch and st.worker == id and (st.state == 'ASSIGNED' or st.state == 'RUNNING') then
     if st.state == 'RUNNING' then
-      charge_running(st, now_ms)
+      -- Usage so far, once another minimum charge has passed (lib.lua's sharing).
+      if st.claimed_at and now_ms - tonumber(st.claimed_at) - tonumber(st.charged) >= tonumber(st.charge_step) then
+        sharing().charge_running(st, now_ms)
+      end
       st.deadline = fmt(now_ms + lease)
       redis.call('ZADD', K_DEADLINES, st.deadline, task_id)
       save_task(st)

@@ -121,192 +121,276 @@ end
 --   {ns}:queue:limits  HASH  owner -> limits JSON; field '*' the lab-wide defaults
 --   {ns}:queue:fair    HASH  halflife_ms, min_charge_ms, t0 (the time usage is inflated from)
 --   {ns}:queue:owners  SET   every owner that ever submitted
-local K_LIMITS, K_FAIRCFG, K_TIERS, K_OWNERS = K_QUEUE .. ':limits', K_QUEUE .. ':fair', K_QUEUE .. ':tiers',
-    K_QUEUE .. ':owners'
-local DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = 604800000, 60000
+--
+-- Every script's prelude would otherwise define all of this at every run, ack and heartbeat
+-- included, which never use it: it is built the first time a run needs it (sharing()), once per run.
+local S = nil
+local function sharing()
+  if S then return S end
+  local K_LIMITS, K_FAIRCFG, K_TIERS, K_OWNERS = K_QUEUE .. ':limits', K_QUEUE .. ':fair', K_QUEUE .. ':tiers',
+      K_QUEUE .. ':owners'
+  local DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = 604800000, 60000
 
-local function owner_key(owner) return K_QUEUE .. ':own:' .. owner end
-local function owner_queue(owner, kind) return K_QUEUE .. ':' .. kind .. ':' .. owner end
-local function fair_key(kind, priority) return K_QUEUE .. ':fair:' .. kind .. ':' .. priority end
-local function kind_of(st) return st.gpus ~= '0' and 'g' or 'c' end
+  local function owner_key(owner) return K_QUEUE .. ':own:' .. owner end
+  local function owner_queue(owner, kind) return K_QUEUE .. ':' .. kind .. ':' .. owner end
+  local function fair_key(kind, priority) return K_QUEUE .. ':fair:' .. kind .. ':' .. priority end
+  local function kind_of(st) return st.gpus ~= '0' and 'g' or 'c' end
 
--- An owner's limits: its own, else the lab's defaults, else none (nil); weight 1 when unset.
--- Read once per script run.
-local LIMIT_NAMES = {'max_gpus', 'max_running', 'max_queued', 'max_gpus_per_task', 'rate', 'burst', 'weight'}
-local limits_cache = {}
-local function limits_of(owner)
-  local l = limits_cache[owner]
-  if l then return l end
-  local raw = redis.call('HMGET', K_LIMITS, owner, '*')
-  local own = raw[1] and cjson.decode(raw[1]) or {}
-  local lab = raw[2] and cjson.decode(raw[2]) or {}
-  l = {}
-  for _, n in ipairs(LIMIT_NAMES) do
-    local v = own[n]
-    if v == nil or v == cjson.null then v = lab[n] end
-    if v == cjson.null then v = nil end
-    l[n] = v
+  -- An owner's limits: its own, else the lab's defaults, else none (nil); weight 1 when unset.
+  -- Read once per script run.
+  local LIMIT_NAMES = {'max_gpus', 'max_running', 'max_queued', 'max_gpus_per_task', 'rate', 'burst', 'weight'}
+  local limits_cache = {}
+  local function clear_limits() limits_cache = {} end
+  local function limits_of(owner)
+    local l = limits_cache[owner]
+    if l then return l end
+    local raw = redis.call('HMGET', K_LIMITS, owner, '*')
+    local own = raw[1] and cjson.decode(raw[1]) or {}
+    local lab = raw[2] and cjson.decode(raw[2]) or {}
+    l = {}
+    for _, n in ipairs(LIMIT_NAMES) do
+      local v = own[n]
+      if v == nil or v == cjson.null then v = lab[n] end
+      if v == cjson.null then v = nil end
+      l[n] = v
+    end
+    if l.weight == nil then l.weight = 1 end
+    limits_cache[owner] = l
+    return l
   end
-  if l.weight == nil then l.weight = 1 end
-  limits_cache[owner] = l
-  return l
-end
 
--- Decayed usage is kept inflated: an amount charged at time t is stored as amount * 2^((t - t0) /
--- half-life), so that every owner's stored usage decays by the same factor and their order never
--- changes with time alone: usage now = stored * 2^(-(now - t0) / half-life). Once the factor passes
--- 2^64 every stored usage is brought back to it at t0 = now (rebase, O(owners)).
-local fair_cfg = nil
-local refresh_owner
-local function rebase(cfg, now_ms)
-  local factor = 2 ^ (-(now_ms - cfg.t0) / cfg.h)
-  for _, owner in ipairs(redis.call('SMEMBERS', K_OWNERS)) do
-    local u = tonumber(redis.call('HGET', owner_key(owner), 'usage') or '0')
-    if u ~= 0 then redis.call('HSET', owner_key(owner), 'usage', string.format('%.17g', u * factor)) end
+  -- Decayed usage is kept inflated: an amount charged at time t is stored as amount * 2^((t - t0) /
+  -- half-life), so that every owner's stored usage decays by the same factor and their order never
+  -- changes with time alone: usage now = stored * 2^(-(now - t0) / half-life). Once the factor passes
+  -- 2^64 every stored usage is brought back to it at t0 = now (rebase, O(owners)).
+  --
+  -- A run reads each counter of an owner once and writes what it changed once, when it ends
+  -- (owner_write from flush_owners): a claim or finish of many tasks of one owner costs a few
+  -- commands per owner, not per task. counter reads through the run's changes; bump changes one.
+  local counters = {}   -- owner -> {v = field -> value as this run left it, d = field -> change not yet written}
+  local dirty_owners = {}  -- owners with changes to write
+  local resort = {}        -- owners whose usage or limits changed: their fair sets to bring up to date
+  local function counters_of(owner)
+    local c = counters[owner]
+    if not c then
+      c = {v = {}, d = {}}
+      local all = redis.call('HGETALL', owner_key(owner))
+      for i = 1, #all, 2 do c.v[all[i]] = tonumber(all[i + 1]) end
+      counters[owner] = c
+    end
+    return c
   end
-  cfg.t0 = now_ms
-  redis.call('HSET', K_FAIRCFG, 't0', fmt(now_ms))
-  for _, owner in ipairs(redis.call('SMEMBERS', K_OWNERS)) do refresh_owner(owner) end
-end
+  local function counter(owner, field)
+    local c = counters_of(owner)
+    return c.v[field] or 0, c
+  end
+  local function bump(owner, field, delta)
+    local v, c = counter(owner, field)
+    c.v[field] = v + delta
+    c.d[field] = (c.d[field] or 0) + delta
+    dirty_owners[owner] = true
+    return v + delta
+  end
+  local function owner_write(owner)
+    local c = counters[owner]
+    if not c then return end
+    local key = owner_key(owner)
+    for field, d in pairs(c.d) do
+      if field == 'usage' then
+        if d ~= 0 then redis.call('HINCRBYFLOAT', key, field, string.format('%.17g', d)) end
+      elseif string.sub(field, 1, 2) == 'q:' and c.v[field] <= 0 then
+        redis.call('HDEL', key, field)  -- a kind and priority without tasks leaves no field
+        c.v[field] = nil
+      elseif d ~= 0 then
+        redis.call('HINCRBY', key, field, fmt(d))  -- fmt: never '-0', which HINCRBY refuses
+      end
+    end
+    c.d = {}
+  end
 
-local function fair_config(now_ms)
-  if fair_cfg then return fair_cfg end
-  local raw = redis.call('HMGET', K_FAIRCFG, 'halflife_ms', 'min_charge_ms', 't0')
-  fair_cfg = {h = tonumber(raw[1]) or DEFAULT_HALFLIFE_MS, min = tonumber(raw[2]) or DEFAULT_MIN_CHARGE_MS,
-              t0 = tonumber(raw[3])}
-  if not fair_cfg.t0 then
-    fair_cfg.t0 = now_ms
+  local fair_cfg = nil
+  local refresh_owner
+  local function rebase(cfg, now_ms)
+    local factor = 2 ^ (-(now_ms - cfg.t0) / cfg.h)
+    for _, owner in ipairs(redis.call('SMEMBERS', K_OWNERS)) do
+      owner_write(owner)
+      local u = tonumber(redis.call('HGET', owner_key(owner), 'usage') or '0')
+      if u ~= 0 then redis.call('HSET', owner_key(owner), 'usage', string.format('%.17g', u * factor)) end
+      if counters[owner] then counters[owner].v.usage = u * factor end
+    end
+    cfg.t0 = now_ms
     redis.call('HSET', K_FAIRCFG, 't0', fmt(now_ms))
-  elseif (now_ms - fair_cfg.t0) / fair_cfg.h > 64 then
-    rebase(fair_cfg, now_ms)
+    for _, owner in ipairs(redis.call('SMEMBERS', K_OWNERS)) do refresh_owner(owner) end
   end
-  return fair_cfg
-end
 
--- What a task holds while it runs, in the unit usage is counted in: GPUs, or CPU slots for a task
--- that needs no GPU.
-local function slots_of(st)
-  local g = tonumber(st.gpus)
-  if g > 0 then return g end
-  return tonumber(st.cpu)
-end
+  local function fair_config(now_ms)
+    if fair_cfg then return fair_cfg end
+    local raw = redis.call('HMGET', K_FAIRCFG, 'halflife_ms', 'min_charge_ms', 't0')
+    fair_cfg = {h = tonumber(raw[1]) or DEFAULT_HALFLIFE_MS, min = tonumber(raw[2]) or DEFAULT_MIN_CHARGE_MS,
+                t0 = tonumber(raw[3])}
+    if not fair_cfg.t0 then
+      fair_cfg.t0 = now_ms
+      redis.call('HSET', K_FAIRCFG, 't0', fmt(now_ms))
+    elseif (now_ms - fair_cfg.t0) / fair_cfg.h > 64 then
+      rebase(fair_cfg, now_ms)
+    end
+    return fair_cfg
+  end
 
--- Whether the owner is at a limit that stops it taking another task of this kind.
-local function at_limit(l, kind, gpus, running)
-  if l.max_running ~= nil and running >= l.max_running then return true end
-  return kind == 'g' and l.max_gpus ~= nil and gpus >= l.max_gpus
-end
+  -- What a task holds while it runs, in the unit usage is counted in: GPUs, or CPU slots for a task
+  -- that needs no GPU.
+  local function slots_of(st)
+    local g = tonumber(st.gpus)
+    if g > 0 then return g end
+    return tonumber(st.cpu)
+  end
 
--- Puts the owner into, or takes it out of, the fair set of each kind and priority it has claimable
--- tasks of, at its current usage per share. O(the priorities it has tasks at).
-refresh_owner = function(owner)
-  local all = redis.call('HGETALL', owner_key(owner))
-  local f = {}
-  for i = 1, #all, 2 do f[all[i]] = all[i + 1] end
-  local l = limits_of(owner)
-  local gpus, running = tonumber(f.gpus or '0'), tonumber(f.running or '0')
-  local score = string.format('%.17g', tonumber(f.usage or '0') / l.weight)
-  for name, count in pairs(f) do
-    local kind, priority = string.match(name, '^q:(%a):(%d+)$')
-    if kind then
-      if tonumber(count) > 0 and not at_limit(l, kind, gpus, running) then
-        redis.call('ZADD', fair_key(kind, priority), score, owner)
-        redis.call('ZADD', K_TIERS, fmt(999 - tonumber(priority)), priority)
-      else
-        redis.call('ZREM', fair_key(kind, priority), owner)
+  -- Whether the owner is at a limit that stops it taking another task of this kind.
+  local function at_limit(l, kind, gpus, running)
+    if l.max_running ~= nil and running >= l.max_running then return true end
+    return kind == 'g' and l.max_gpus ~= nil and gpus >= l.max_gpus
+  end
+
+  -- Puts the owner into, or takes it out of, the fair set of each kind and priority it has claimable
+  -- tasks of, at its current usage per share. O(the priorities it has tasks at).
+  refresh_owner = function(owner)
+    owner_write(owner)
+    resort[owner] = nil
+    local f = counters_of(owner).v
+    local l = limits_of(owner)
+    local gpus, running = f.gpus or 0, f.running or 0
+    local score = string.format('%.17g', (f.usage or 0) / l.weight)
+    for name, count in pairs(f) do
+      local kind, priority = string.match(name, '^q:(%a):(%d+)$')
+      if kind then
+        if count > 0 and not at_limit(l, kind, gpus, running) then
+          if redis.call('ZADD', fair_key(kind, priority), score, owner) == 1 then
+            redis.call('ZADD', K_TIERS, fmt(999 - tonumber(priority)), priority)
+          end
+        else
+          redis.call('ZREM', fair_key(kind, priority), owner)
+        end
       end
     end
   end
-end
 
--- Adds `amount` slot-seconds to the owner's decayed usage, at now.
-local function charge(owner, amount, now_ms)
-  if amount <= 0 then return end
-  local cfg = fair_config(now_ms)
-  local inflated = amount * 2 ^ ((now_ms - cfg.t0) / cfg.h)
-  redis.call('HINCRBYFLOAT', owner_key(owner), 'usage', string.format('%.17g', inflated))
-end
-
--- An attempt's usage, charged exactly once whatever ends it: at its start a minimum
--- (min_charge_ms), so that the next claim of the same run already sees it; while it runs, at its
--- heartbeats once another minimum has passed (charge_running); at its end the rest. st.charged
--- is the time already charged for the attempt, ms; st.claimed_at its start.
-local function charge_start(st, now_ms)
-  local cfg = fair_config(now_ms)
-  st.claimed_at = ms_text(now_ms)
-  st.charged = fmt(cfg.min)
-  charge(st.owner, slots_of(st) * cfg.min / 1000, now_ms)
-end
-
-local function charge_until(st, now_ms)
-  local elapsed = now_ms - tonumber(st.claimed_at or now_ms)
-  local extra = elapsed - tonumber(st.charged or '0')
-  if extra <= 0 then return false end
-  st.charged = fmt(elapsed)
-  charge(st.owner, slots_of(st) * extra / 1000, now_ms)
-  return true
-end
-
--- A running attempt's usage so far, charged by its heartbeats once another minimum has passed
--- since the last charge; the caller saves the record. Returns whether it charged.
-local function charge_running(st, now_ms)
-  if not st.claimed_at then return false end
-  local cfg = fair_config(now_ms)
-  if now_ms - tonumber(st.claimed_at) - tonumber(st.charged or '0') < cfg.min then return false end
-  charge_until(st, now_ms)
-  refresh_owner(st.owner)
-  return true
-end
-
--- Adds a QUEUED task to its owner's queue of claimable tasks (also when it comes back unparked).
-local function owner_enqueue(st)
-  local kind = kind_of(st)
-  redis.call('ZADD', owner_queue(st.owner, kind), fmt(queue_score(st)), st.id)
-  if redis.call('HINCRBY', owner_key(st.owner), 'q:' .. kind .. ':' .. st.priority, 1) == 1 then
-    refresh_owner(st.owner)
+  -- Owners whose counters or usage this run changed (dirty_owners, kept by bump): what changed is
+  -- written and their fair sets are brought up to date once, when the run ends (flush_owners, which
+  -- the Java loader calls after every script's body, as flush_events), not at every transition. A
+  -- claim keeps its own view of the order meanwhile.
+  local function flush_owners()
+    local owners = dirty_owners
+    dirty_owners = {}
+    for owner in pairs(owners) do owner_write(owner) end
+    local sorted = resort
+    resort = {}
+    for owner in pairs(sorted) do refresh_owner(owner) end
   end
-end
 
--- Takes a task out of its owner's queue of claimable tasks (claimed, cancelled, parked); a task
--- that is not in it (parked) changes nothing.
-local function owner_dequeue(st)
-  local kind = kind_of(st)
-  if redis.call('ZREM', owner_queue(st.owner, kind), st.id) == 1 then
-    local field = 'q:' .. kind .. ':' .. st.priority
-    if redis.call('HINCRBY', owner_key(st.owner), field, -1) <= 0 then
-      redis.call('HDEL', owner_key(st.owner), field)
-      redis.call('ZREM', fair_key(kind, st.priority), st.owner)
+  -- Adds `amount` slot-seconds to the owner's decayed usage, at now.
+  local function charge(owner, amount, now_ms)
+    if amount <= 0 then return end
+    local cfg = fair_config(now_ms)
+    bump(owner, 'usage', amount * 2 ^ ((now_ms - cfg.t0) / cfg.h))
+    resort[owner] = true
+  end
+
+  -- An attempt's usage, charged exactly once whatever ends it: at its start a minimum
+  -- (min_charge_ms), so that the next claim of the same run already sees it; while it runs, at its
+  -- heartbeats once another minimum has passed (charge_running); at its end the rest. st.charged
+  -- is the time already charged for the attempt, ms; st.claimed_at its start.
+  local function charge_start(st, now_ms)
+    local cfg = fair_config(now_ms)
+    st.claimed_at = ms_text(now_ms)
+    st.charged = fmt(cfg.min)
+    st.charge_step = fmt(cfg.min)  -- lets a heartbeat tell without this library whether a charge is due
+    charge(st.owner, slots_of(st) * cfg.min / 1000, now_ms)
+  end
+
+  local function charge_until(st, now_ms)
+    local elapsed = now_ms - tonumber(st.claimed_at or now_ms)
+    local extra = elapsed - tonumber(st.charged or '0')
+    if extra <= 0 then return false end
+    st.charged = fmt(elapsed)
+    charge(st.owner, slots_of(st) * extra / 1000, now_ms)
+    return true
+  end
+
+  -- A running attempt's usage so far, charged by its heartbeats once another minimum has passed
+  -- since the last charge; the caller saves the record. Returns whether it charged.
+  local function charge_running(st, now_ms)
+    if not st.claimed_at then return false end
+    local cfg = fair_config(now_ms)
+    if now_ms - tonumber(st.claimed_at) - tonumber(st.charged or '0') < cfg.min then return false end
+    charge_until(st, now_ms)
+    return true
+  end
+
+  -- Adds a QUEUED task to its owner's queue of claimable tasks (also when it comes back unparked).
+  local function owner_enqueue(st)
+    local kind = kind_of(st)
+    redis.call('ZADD', owner_queue(st.owner, kind), fmt(queue_score(st)), st.id)
+    if bump(st.owner, 'q:' .. kind .. ':' .. st.priority, 1) == 1 then
+      -- The owner's first such task: into the fair set at once, so that a claim later in the same
+      -- run (submit_claim) sees it.
+      refresh_owner(st.owner)
     end
   end
+
+  -- Takes a task out of its owner's queue of claimable tasks (claimed, cancelled, parked); a task
+  -- that is not in it (parked) changes nothing.
+  local function owner_dequeue(st)
+    local kind = kind_of(st)
+    if redis.call('ZREM', owner_queue(st.owner, kind), st.id) == 1 then
+      if bump(st.owner, 'q:' .. kind .. ':' .. st.priority, -1) <= 0 then
+        redis.call('ZREM', fair_key(kind, st.priority), st.owner)
+      end
+    end
+  end
+
+  -- The owner's side of a transition: its queue, its counters and its usage, kept by the one
+  -- function every state change goes through (transition), so no path can miss them.
+  local function owner_transition(st, from, to, now_ms)
+    local owner = st.owner
+    if from == 'QUEUED' then
+      redis.call('ZREM', K_QUEUE, st.id)
+      owner_dequeue(st)
+      bump(owner, 'queued', -1)
+    end
+    if to == 'ASSIGNED' then
+      bump(owner, 'gpus', tonumber(st.gpus))
+      bump(owner, 'running', 1)
+      resort[owner] = true  -- a limit may stop it now, and its usage grows
+      charge_start(st, now_ms)
+    elseif (from == 'ASSIGNED' or from == 'RUNNING') and to ~= 'RUNNING' then
+      -- An owner that was at a limit may take more now: its fair sets are looked at again.
+      local l = limits_of(owner)
+      if l.max_running ~= nil or l.max_gpus ~= nil then resort[owner] = true end
+      bump(owner, 'gpus', -tonumber(st.gpus))
+      bump(owner, 'running', -1)
+      charge_until(st, now_ms)
+    end
+    if to == 'QUEUED' then
+      redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), st.id)
+      bump(owner, 'queued', 1)
+      owner_enqueue(st)
+    end
+  end
+  S = {K_LIMITS = K_LIMITS, K_FAIRCFG = K_FAIRCFG, K_TIERS = K_TIERS, K_OWNERS = K_OWNERS,
+       DEFAULT_HALFLIFE_MS = DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = DEFAULT_MIN_CHARGE_MS,
+       owner_key = owner_key, owner_queue = owner_queue, fair_key = fair_key, kind_of = kind_of,
+       limits_of = limits_of, clear_limits = clear_limits, fair_config = fair_config, rebase = rebase,
+       at_limit = at_limit, refresh_owner = refresh_owner, counter = counter, bump = bump,
+       owner_write = owner_write, flush_owners = flush_owners, charge = charge,
+       charge_running = charge_running, owner_enqueue = owner_enqueue, owner_dequeue = owner_dequeue,
+       owner_transition = owner_transition}
+  return S
 end
 
--- The owner's side of a transition: its queue, its counters and its usage, kept by the one
--- function every state change goes through (transition), so no path can miss them.
-local function owner_transition(st, from, to, now_ms)
-  local key = owner_key(st.owner)
-  local changed = false
-  if from == 'QUEUED' then
-    redis.call('ZREM', K_QUEUE, st.id)
-    owner_dequeue(st)
-    redis.call('HINCRBY', key, 'queued', -1)
-  end
-  if to == 'ASSIGNED' then
-    redis.call('HINCRBY', key, 'gpus', st.gpus)
-    redis.call('HINCRBY', key, 'running', 1)
-    charge_start(st, now_ms)
-    changed = true
-  elseif (from == 'ASSIGNED' or from == 'RUNNING') and to ~= 'RUNNING' then
-    redis.call('HINCRBY', key, 'gpus', fmt(0 - tonumber(st.gpus)))  -- never '-0', which HINCRBY refuses
-    redis.call('HINCRBY', key, 'running', -1)
-    charge_until(st, now_ms)
-    changed = true
-  end
-  if to == 'QUEUED' then
-    redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), st.id)
-    redis.call('HINCRBY', key, 'queued', 1)
-    owner_enqueue(st)
-  end
-  if changed then refresh_owner(st.owner) end
+-- The owners this run changed: their counters written, their fair sets brought up to date (the
+-- epilogue calls it after every script's body, as flush_events).
+local function flush_owners()
+  if S then S.flush_owners() end
 end
 
 -- Task transitions are written to the stream when the script run ends (flush_events, which the
@@ -410,7 +494,8 @@ local function transition(st, to, now_ms, reason, via)
   -- QUEUED's index is the queue, kept with the owner's side (submit adds a new task itself).
   if from ~= 'QUEUED' then redis.call('ZREM', K_STATE[from], st.id) end
   if to ~= 'QUEUED' then redis.call('ZADD', K_STATE[to], st.seq, st.id) end
-  owner_transition(st, from, to, now_ms)
+  -- The owner's side, but for an acknowledgement (ASSIGNED -> RUNNING), which changes none of it.
+  if not (from == 'ASSIGNED' and to == 'RUNNING') then sharing().owner_transition(st, from, to, now_ms) end
   local lines, exit = '', ''
   if via == 'worker' and TERMINAL[to] then
     lines = st.log_lines or ''

@@ -8,16 +8,17 @@
 -- Returns JSON {r="OK"}
 EVENTS_MAXLEN = ARGV[3]
 local owner, json = ARGV[1], ARGV[2]
+local sh = sharing()
 if json == '' then
-  redis.call('HDEL', K_LIMITS, owner)
+  redis.call('HDEL', sh.K_LIMITS, owner)
 else
-  redis.call('HSET', K_LIMITS, owner, json)
+  redis.call('HSET', sh.K_LIMITS, owner, json)
 end
-limits_cache = {}
+sh.clear_limits()
 if owner == '*' then
-  for _, o in ipairs(redis.call('SMEMBERS', K_OWNERS)) do refresh_owner(o) end
+  for _, o in ipairs(redis.call('SMEMBERS', sh.K_OWNERS)) do sh.refresh_owner(o) end
 else
-  refresh_owner(owner)
+  sh.refresh_owner(owner)
 end
 emit('owner', {owner = owner, what = 'limits', at = now_parts()})
 return reply({r = 'OK'})

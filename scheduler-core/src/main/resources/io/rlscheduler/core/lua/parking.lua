@@ -87,7 +87,7 @@ end
 
 local function park(st, now_ms)
   redis.call('ZADD', K_QUEUE, fmt(PARK_OFFSET + queue_score(st)), st.id)
-  owner_dequeue(st)
+  sharing().owner_dequeue(st)
   st.reason = 'parked: no registered worker has the CPU slots, memory, GPUs and labels it asks for; it waits'
       .. ' out of the claims\' sight until such a worker registers'
   st.updated_at = ms_text(now_ms)
@@ -105,7 +105,7 @@ local function unpark(shapes, why, now_ms)
       redis.call('ZREM', K_QUEUE, id)
     elseif fits_any(st, shapes) then
       redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
-      owner_enqueue(st)
+      sharing().owner_enqueue(st)
       st.reason = 'back in the queue: ' .. why
       st.updated_at = ms_text(now_ms)
       save_task(st)

@@ -5,13 +5,15 @@
 -- Returns JSON {halflife_ms, min_charge_ms, now, defaults=<limits JSON or ''>,
 --               owners=[{owner, gpus, running, queued, usage, limits=<JSON or ''>}]}
 local now_ms = now_parts()
+local sh = sharing()
+local K_FAIRCFG, K_OWNERS, K_LIMITS, owner_key = sh.K_FAIRCFG, sh.K_OWNERS, sh.K_LIMITS, sh.owner_key
 local raw = redis.call('HMGET', K_FAIRCFG, 'halflife_ms', 'min_charge_ms', 't0')
-local h = tonumber(raw[1]) or DEFAULT_HALFLIFE_MS
+local h = tonumber(raw[1]) or sh.DEFAULT_HALFLIFE_MS
 local t0 = tonumber(raw[3]) or now_ms
 local factor = 2 ^ (-(now_ms - t0) / h)
 local owners = redis.call('SMEMBERS', K_OWNERS)
 table.sort(owners)
-local out = {halflife_ms = h, min_charge_ms = tonumber(raw[2]) or DEFAULT_MIN_CHARGE_MS, now = now_ms,
+local out = {halflife_ms = h, min_charge_ms = tonumber(raw[2]) or sh.DEFAULT_MIN_CHARGE_MS, now = now_ms,
              defaults = redis.call('HGET', K_LIMITS, '*') or '', owners = {}}
 for i, owner in ipairs(owners) do
   local f = redis.call('HMGET', owner_key(owner), 'gpus', 'running', 'queued', 'usage')

@@ -5,7 +5,8 @@
 -- The owner's limits on submitting (limits_of): nil when the task may be queued, else the refusal
 -- {r="LIMIT", limit, allowed, current[, retry_after_ms]}; writes the rate's bucket only when admitted.
 local function admit(owner, gpus, now_ms)
-  local l = limits_of(owner)
+  local sh = sharing()
+  local l = sh.limits_of(owner)
   if l.max_gpus_per_task ~= nil and gpus > l.max_gpus_per_task then
     return {r = 'LIMIT', limit = 'max_gpus_per_task', allowed = l.max_gpus_per_task, current = gpus}
   end
@@ -13,19 +14,19 @@ local function admit(owner, gpus, now_ms)
     return {r = 'LIMIT', limit = 'max_gpus', allowed = l.max_gpus, current = gpus}
   end
   if l.max_queued == nil and l.rate == nil then return nil end
-  local key = owner_key(owner)
-  local f = redis.call('HMGET', key, 'queued', 'tokens', 'tokens_at')
+  local key = sh.owner_key(owner)
   if l.max_queued ~= nil then
-    local queued = tonumber(f[1] or '0')
+    local queued = sh.counter(owner, 'queued')
     if queued >= l.max_queued then
       return {r = 'LIMIT', limit = 'max_queued', allowed = l.max_queued, current = queued}
     end
   end
   if l.rate ~= nil then
     -- A token bucket: `burst` tokens at most, `rate` more a second, one a submission.
+    local f = redis.call('HMGET', key, 'tokens', 'tokens_at')
     local burst = l.burst or math.max(1, l.rate)
     local tokens = burst
-    if f[2] then tokens = math.min(burst, tonumber(f[2]) + (now_ms - tonumber(f[3])) * l.rate / 1000) end
+    if f[1] then tokens = math.min(burst, tonumber(f[1]) + (now_ms - tonumber(f[2])) * l.rate / 1000) end
     if tokens < 1 then
       return {r = 'LIMIT', limit = 'rate', allowed = l.rate, current = burst,
               retry_after_ms = math.ceil((1 - tokens) * 1000 / l.rate)}
@@ -55,9 +56,9 @@ local function submit_one(k_owner, a, now_ms, now_text)
   save_task(st)
   redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
   redis.call('ZADD', k_owner, seq_text, id)
-  redis.call('SADD', K_OWNERS, st.owner)
-  redis.call('HINCRBY', owner_key(st.owner), 'queued', 1)
-  owner_enqueue(st)
+  local sh = sharing()
+  if sh.bump(st.owner, 'queued', 1) == 1 then redis.call('SADD', sh.K_OWNERS, st.owner) end
+  sh.owner_enqueue(st)
   emit_task(id, '', 'QUEUED', '0', '', '0', 'submitted', 'submit', now_ms)
   return {r = 'OK', seq = seq_text, at = now_text}
 end
