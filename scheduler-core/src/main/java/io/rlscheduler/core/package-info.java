@@ -24,8 +24,12 @@
  *       retry may succeed, with the subclasses a caller acts on:
  *       {@link io.rlscheduler.core.IllegalTaskStateException},
  *       {@link io.rlscheduler.core.TaskNotFoundException},
- *       {@link io.rlscheduler.core.TaskIdConflictException} and
+ *       {@link io.rlscheduler.core.TaskIdConflictException},
+ *       {@link io.rlscheduler.core.OwnerLimitExceededException} and
  *       {@link io.rlscheduler.core.SchedulerTimeoutException}.</li>
+ *   <li>Owners: their limits and weight ({@link io.rlscheduler.core.OwnerLimits}, each limit an
+ *       {@link io.rlscheduler.core.OwnerLimit}) and their share and usage
+ *       ({@link io.rlscheduler.core.OwnerShare}).</li>
  * </ul>
  *
  * <p>Every type here is immutable or stateless, and so thread-safe.

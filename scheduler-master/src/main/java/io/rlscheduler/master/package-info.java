@@ -17,6 +17,8 @@
  *       metrics).</li>
  *   <li>Worker keys: {@link io.rlscheduler.master.WorkerKeys} (issue, rotate, revoke one
  *       credential per worker machine) listing {@link io.rlscheduler.master.WorkerKeyInfo}s.</li>
+ *   <li>Sharing the GPUs between owners: {@link io.rlscheduler.master.Sharing} (each owner's
+ *       limits and weight, the lab's defaults, the half-life of usage, and every owner's share).</li>
  *   <li>Health: {@link io.rlscheduler.master.HealthSnapshot} (workers, queue, dispatcher, event
  *       stream and log figures at one moment) with a
  *       {@link io.rlscheduler.master.WorkerUsage} per connected worker (its machine's load,
