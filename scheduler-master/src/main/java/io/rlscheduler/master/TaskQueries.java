@@ -103,7 +103,7 @@ final class TaskQueries {
         CompletableFuture<Boolean> parked = core.isParked(taskId);
         CompletableFuture<io.rlscheduler.core.internal.OwnerRecords.Shares> shares = core.owners().shares();
         TaskRecord task = await(core.getTask(taskId)).orElseThrow(() -> new TaskNotFoundException(taskId));
-        CompletableFuture<Long> ownerAhead = core.ownerQueuePosition(task);
+        CompletableFuture<Long> ownerAhead = core.owners().queuePosition(task);
         int scanLimit = core.getOptions().getClaimScanLimit();
         long ahead = await(position);
         List<TaskRecord> before = new java.util.ArrayList<>();

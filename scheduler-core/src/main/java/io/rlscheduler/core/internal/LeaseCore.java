@@ -417,23 +417,6 @@ public final class LeaseCore implements AutoCloseable {
     }
 
     /**
-     * Returns how many of its owner's claimable tasks are ahead of a queued task in the order claims
-     * read them (lib.lua, "Sharing between owners": the owner's tasks that need GPUs and those that
-     * need none, merged by queue score); -1 when it is not among them (not queued, or parked).
-     *
-     * @param task the task's record
-     */
-    public CompletableFuture<Long> ownerQueuePosition(TaskRecord task) {
-        String own = keys.ownerQueue(task.getOwner(), task.getGpus() > 0);
-        String other = keys.ownerQueue(task.getOwner(), task.getGpus() == 0);
-        return read(redis.zscore(own, task.getTaskId())).thenCompose(score -> score == null
-                ? CompletableFuture.completedFuture(-1L)
-                : read(redis.zrank(own, task.getTaskId())).thenCombine(
-                        read(redis.zcount(other, Range.from(Range.Boundary.unbounded(), Range.Boundary.excluding(score)))),
-                        (rank, before) -> rank == null ? -1L : rank + before));
-    }
-
-    /**
      * Returns how many tasks are ahead of a task in the queue (0 for the next to be claimed), or
      * -1 when it is not queued. A parked task ({@link #isParked}) comes after every claimable one:
      * its position counts them all.

@@ -2,9 +2,11 @@ package io.rlscheduler.core.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.lettuce.core.Range;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.rlscheduler.core.OwnerLimits;
 import io.rlscheduler.core.OwnerShare;
+import io.rlscheduler.core.TaskRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -106,6 +108,25 @@ public final class OwnerRecords {
             return new Shares(Duration.ofMillis(r.path("halflife_ms").asLong()), Duration.ofMillis(r.path("min_charge_ms").asLong()),
                     defaults, owners);
         });
+    }
+
+    /**
+     * Returns how many of its owner's claimable tasks are ahead of a queued task in the order claims
+     * read them (lib.lua, "Sharing between owners": the owner's tasks that need GPUs and those that
+     * need none, merged by queue score); -1 when it is not among them (not queued, or parked).
+     *
+     * @param task the task's record
+     */
+    public CompletableFuture<Long> queuePosition(TaskRecord task) {
+        String own = keys.ownerQueue(task.getOwner(), task.getGpus() > 0);
+        String other = keys.ownerQueue(task.getOwner(), task.getGpus() == 0);
+        Duration timeout = redis.getStatefulConnection().getTimeout();
+        return RedisFailures.translated(redis.zscore(own, task.getTaskId()), timeout).thenCompose(score -> score == null
+                ? CompletableFuture.completedFuture(-1L)
+                : RedisFailures.translated(redis.zrank(own, task.getTaskId()), timeout).thenCombine(
+                        RedisFailures.translated(redis.zcount(other,
+                                Range.from(Range.Boundary.unbounded(), Range.Boundary.excluding(score))), timeout),
+                        (rank, before) -> rank == null ? -1L : rank + before));
     }
 
     /** Every owner's share, with the settings they were figured with. */

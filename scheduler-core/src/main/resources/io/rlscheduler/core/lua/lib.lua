@@ -378,10 +378,9 @@ local function sharing()
   end
   S = {K_LIMITS = K_LIMITS, K_FAIRCFG = K_FAIRCFG, K_TIERS = K_TIERS, K_OWNERS = K_OWNERS,
        DEFAULT_HALFLIFE_MS = DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = DEFAULT_MIN_CHARGE_MS,
-       owner_key = owner_key, owner_queue = owner_queue, fair_key = fair_key, kind_of = kind_of,
-       limits_of = limits_of, clear_limits = clear_limits, fair_config = fair_config, rebase = rebase,
-       at_limit = at_limit, refresh_owner = refresh_owner, counter = counter, bump = bump,
-       owner_write = owner_write, flush_owners = flush_owners, charge = charge,
+       owner_key = owner_key, owner_queue = owner_queue, fair_key = fair_key, limits_of = limits_of,
+       clear_limits = clear_limits, fair_config = fair_config, rebase = rebase, at_limit = at_limit,
+       refresh_owner = refresh_owner, counter = counter, bump = bump, flush_owners = flush_owners,
        charge_running = charge_running, owner_enqueue = owner_enqueue, owner_dequeue = owner_dequeue,
        owner_transition = owner_transition}
   return S
