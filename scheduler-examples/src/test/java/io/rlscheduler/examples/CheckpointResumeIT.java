@@ -278,6 +278,21 @@ class CheckpointResumeIT {
     }
 
     @Test
+    void aStoreThatStaysDownHoldsTheEndUpNoLongerThanTheEndWait() throws Exception {
+        SchedulerMaster master = master();
+        closing(worker("wa", master, ArtifactOptions.builder().retryBackoff(Duration.ofMillis(100), Duration.ofMillis(400))
+                .checkpointEndWait(Duration.ofSeconds(2)).build()));
+        DirectoryStoreOutage.begin(directory);
+        TaskHandle run = master.submit(train("down-end", 20, 10, 0));
+        TaskResult result = run.result().get(60, TimeUnit.SECONDS);
+        assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(committed("down-end")).isEmpty();
+        // The end was recorded while the checkpoint was still retrying: what the log says of it is that.
+        assertThat(endedLog(master, "down-end")).anySatisfy(l -> assertThat(l).contains("not committed yet"));
+        DirectoryStoreOutage.end(directory);
+    }
+
+    @Test
     void checkpointsOverTheTasksByteLimitAreNotCommittedAndTheRecordSaysWhy() throws Exception {
         SchedulerMaster master = master();
         closing(worker("wa", master, ArtifactOptions.defaults()));
@@ -286,12 +301,12 @@ class CheckpointResumeIT {
                 .param("checkpoint-every", 10).param("seed", 7).gpus(1).maxCheckpointBytes(12_000).build());
         TaskResult result = run.result().get(60, TimeUnit.SECONDS);
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
-        await().atMost(WAIT).untilAsserted(() -> assertThat(run.getRecord().getArtifactError())
-                .matches("checkpoint e\\d+-\\d+ not committed: the 2 kept checkpoints would hold \\d+ bytes, over the"
-                        + " task's limit of 12000 bytes \\(maxCheckpointBytes\\)"));
+        // The end waits for the checkpoints in flight: once the result is in, the record and the log say it all.
+        assertThat(run.getRecord().getArtifactError()).matches("checkpoint e\\d+-\\d+ not committed: the 2 kept"
+                + " checkpoints would hold \\d+ bytes, over the task's limit of 12000 bytes \\(maxCheckpointBytes\\)");
         assertThat(committed("limit-1")).hasSize(1);
         assertOnlyCommittedCheckpointsAreStored("limit-1");
-        assertThat(logLines(master, "limit-1")).anySatisfy(l -> assertThat(l).contains("not committed: the 2 kept"
+        assertThat(endedLog(master, "limit-1")).anySatisfy(l -> assertThat(l).contains("not committed: the 2 kept"
                 + " checkpoints would exceed the task's limit of 12000 bytes"));
 
         // A single checkpoint larger than the limit is not even sent.
@@ -448,6 +463,12 @@ class CheckpointResumeIT {
     private List<String> logLines(SchedulerMaster master, String taskId) throws Exception {
         Path file = dir.resolve("logs").resolve(taskId + ".log");
         return Files.exists(file) ? Files.readAllLines(file) : List.of();
+    }
+
+    /** The task's log once its end line is written. */
+    private List<String> endedLog(SchedulerMaster master, String taskId) {
+        return await().atMost(WAIT).until(() -> logLines(master, taskId),
+                lines -> lines.stream().anyMatch(l -> l.startsWith("##RLS_END ")));
     }
 
     private static <T> T join(java.util.concurrent.CompletableFuture<T> f) {

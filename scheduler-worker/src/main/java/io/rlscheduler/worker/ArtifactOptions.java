@@ -31,6 +31,10 @@ import java.util.Objects;
  *  transferThreads         4                        files sent or fetched at once; 1 to 64
  *  retryBackoff            1 s, 1 min               first and longest wait between retries of a
  *                                                     transfer the store refused (doubling)
+ *  checkpointEndWait       10 s                     how long an attempt's end waits for its
+ *                                                     checkpoints in flight to be committed or
+ *                                                     refused, so that its log and record say
+ *                                                     which; 0 (no wait) to 10 min
  * </pre>
  */
 public final class ArtifactOptions {
@@ -54,6 +58,9 @@ public final class ArtifactOptions {
     /** Default longest wait between retries. */
     public static final Duration DEFAULT_RETRY_MAX = Duration.ofMinutes(1);
 
+    /** Default of how long an attempt's end waits for its checkpoints in flight. */
+    public static final Duration DEFAULT_CHECKPOINT_END_WAIT = Duration.ofSeconds(10);
+
     private static final long MAX_BYTES = 1L << 50;
 
     private final String store;
@@ -67,6 +74,7 @@ public final class ArtifactOptions {
     private final int transferThreads;
     private final Duration retryMin;
     private final Duration retryMax;
+    private final Duration checkpointEndWait;
 
     private ArtifactOptions(Builder b) {
         this.store = b.store;
@@ -80,6 +88,7 @@ public final class ArtifactOptions {
         this.transferThreads = b.transferThreads;
         this.retryMin = b.retryMin;
         this.retryMax = b.retryMax;
+        this.checkpointEndWait = b.checkpointEndWait;
     }
 
     /** Returns the defaults. */
@@ -106,6 +115,7 @@ public final class ArtifactOptions {
         b.transferThreads = transferThreads;
         b.retryMin = retryMin;
         b.retryMax = retryMax;
+        b.checkpointEndWait = checkpointEndWait;
         return b;
     }
 
@@ -123,6 +133,8 @@ public final class ArtifactOptions {
     public int getTransferThreads() { return transferThreads; }
     public Duration getRetryMin() { return retryMin; }
     public Duration getRetryMax() { return retryMax; }
+    /** Returns how long an attempt's end waits for its checkpoints in flight; {@link Duration#ZERO} for not at all. */
+    public Duration getCheckpointEndWait() { return checkpointEndWait; }
 
     /** Returns the settings, the store's settings' values left out. */
     @Override
@@ -131,7 +143,7 @@ public final class ArtifactOptions {
                 + ", checkpointsKept=" + checkpointsKept + ", checkpointQuietPeriod=" + checkpointQuietPeriod
                 + ", maxCheckpointFiles=" + maxCheckpointFiles + ", maxCheckpointBytes=" + maxCheckpointBytes
                 + ", maxOutputFiles=" + maxOutputFiles + ", maxOutputBytes=" + maxOutputBytes
-                + ", transferThreads=" + transferThreads + ", retryBackoff=" + retryMin + ".." + retryMax + '}';
+                + ", transferThreads=" + transferThreads + ", retryBackoff=" + retryMin + ".." + retryMax + ", checkpointEndWait=" + checkpointEndWait + '}';
     }
 
     /** Builds {@link ArtifactOptions}; each setter validates at once. Not thread-safe. */
@@ -147,6 +159,7 @@ public final class ArtifactOptions {
         private int transferThreads = DEFAULT_TRANSFER_THREADS;
         private Duration retryMin = DEFAULT_RETRY_MIN;
         private Duration retryMax = DEFAULT_RETRY_MAX;
+        private Duration checkpointEndWait = DEFAULT_CHECKPOINT_END_WAIT;
 
         private Builder() {
         }
@@ -225,6 +238,18 @@ public final class ArtifactOptions {
             }
             this.retryMin = min;
             this.retryMax = max;
+            return this;
+        }
+
+        /**
+         * Sets how long an attempt's end waits for the checkpoints it took and that are still being
+         * sent: until each is committed or refused, the task's end is not recorded, so its result
+         * names its last checkpoint and its log says what became of each one. A store that stays
+         * down longer does not hold the end up beyond this. Default 10 s, 0 (no wait) to 10 min.
+         */
+        public Builder checkpointEndWait(Duration wait) {
+            this.checkpointEndWait = wait.isZero() ? Duration.ZERO
+                    : Checks.range(wait, Duration.ofMillis(1), Duration.ofMinutes(10), "checkpointEndWait");
             return this;
         }
 

@@ -356,13 +356,33 @@ public final class AttemptRunner {
      * attempt ended. Returns at once: no thread waits for Redis.
      */
     private void ended(Attempt attempt, AttemptOutcome outcome) {
+        CheckpointCommitter.Slot checkpoints = attempt.getCheckpoints();
+        if (checkpoints == null) {
+            record(attempt, outcome);
+            return;
+        }
+        // The checkpoints still being sent are committed or refused before the end is recorded,
+        // and their notes are among the log's lines: the end is the log's last word on them.
+        Duration wait = artifacts.transfers().options().getCheckpointEndWait();
+        CompletableFuture<Void> settled = checkpoints.ended(outcome.isRecorded());
+        if (wait.isZero() || settled.isDone()) {
+            record(attempt, outcome);
+            return;
+        }
+        settled.completeOnTimeout(null, wait.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((v, e) -> {
+                    try {
+                        record(attempt, outcome);
+                    } catch (RuntimeException | Error failed) {
+                        exitFailed(attempt, failed);
+                    }
+                });
+    }
+
+    private void record(Attempt attempt, AttemptOutcome outcome) {
         // The end states the attempt's last line: no line may be added after it is taken, even by
         // a reader that was blocked in the buffer while the attempt ended (OutputPump#detach).
         attempt.getLogs().seal();
-        CheckpointCommitter.Slot checkpoints = attempt.getCheckpoints();
-        if (checkpoints != null) {
-            checkpoints.ended(outcome.isRecorded());
-        }
         if (outcome.isRecorded()) {
             recorder.record(attempt, outcome, recorded -> finished(attempt, recorded));
         } else {

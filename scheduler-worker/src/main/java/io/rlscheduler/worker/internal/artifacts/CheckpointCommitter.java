@@ -123,6 +123,8 @@ public final class CheckpointCommitter {
         private boolean marked;
         private boolean closed;
         private boolean lost;
+        /** Completed once nothing is in flight; made by {@link #settled()} while something is. */
+        private CompletableFuture<Void> settled;
         /** The whole directory's fingerprint when a checkpoint was last taken (or restored). */
         private String lastTaken;
         private String lastSeen;
@@ -173,30 +175,52 @@ public final class CheckpointCommitter {
 
         /**
          * The attempt ended: when it recorded its end and its directory changed since the last
-         * checkpoint, that is committed as a last one. No checkpoint is taken afterwards.
+         * checkpoint, that is committed as a last one. No checkpoint is taken afterwards. The
+         * future completes once every checkpoint the attempt took is committed or said not to be
+         * (in the task's log and, for a refusal, in its record), so that its end can wait for them.
          */
-        public void ended(boolean recorded) {
-            if (recorded) {
-                transfers.run(() -> {
-                    try {
-                        FileListing.Result all = list("");
-                        String fp = Snapshot.fingerprint(all);
-                        boolean changed;
-                        synchronized (this) {
-                            changed = !all.files().isEmpty() && !fp.equals(lastTaken);
-                        }
-                        if (changed) {
-                            take("", "the attempt's end").exceptionally(e -> null);
-                        }
-                    } catch (IOException | FileListing.LimitExceeded e) {
-                        say.accept("rl-scheduler: no last checkpoint committed: " + e.getMessage());
-                    } finally {
-                        close();
-                    }
-                });
-            } else {
+        public CompletableFuture<Void> ended(boolean recorded) {
+            if (!recorded) {
                 close();
+                return CompletableFuture.completedFuture(null);
             }
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            Runnable last = () -> {
+                try {
+                    FileListing.Result all = list("");
+                    String fp = Snapshot.fingerprint(all);
+                    boolean changed;
+                    synchronized (this) {
+                        changed = !all.files().isEmpty() && !fp.equals(lastTaken);
+                    }
+                    if (changed) {
+                        take("", "the attempt's end").exceptionally(e -> null);
+                    }
+                } catch (IOException | FileListing.LimitExceeded | UncheckedIOException e) {
+                    say.accept("rl-scheduler: no last checkpoint committed: " + e.getMessage());
+                } finally {
+                    close();
+                    settled().whenComplete((v, e) -> done.complete(null));
+                }
+            };
+            try {
+                transfers.run(last);
+            } catch (java.util.concurrent.RejectedExecutionException stopping) {
+                close();
+                done.complete(null);
+            }
+            return done;
+        }
+
+        /** Completes once no checkpoint of the attempt is being sent or waits to be. */
+        private synchronized CompletableFuture<Void> settled() {
+            if (inFlight == null) {
+                return CompletableFuture.completedFuture(null);
+            }
+            if (settled == null) {
+                settled = new CompletableFuture<>();
+            }
+            return settled;
         }
 
         private synchronized void close() {
@@ -429,6 +453,7 @@ public final class CheckpointCommitter {
         private void finish(Job job, SchedulerException why) {
             job.snapshot.delete();
             Job nextJob;
+            CompletableFuture<Void> idle = null;
             synchronized (this) {
                 nextJob = lost ? null : queued;
                 if (lost && queued != null) {
@@ -441,6 +466,13 @@ public final class CheckpointCommitter {
                 if (nextJob == null && closed) {
                     open.remove(this);
                 }
+                if (nextJob == null && settled != null) {
+                    idle = settled;
+                    settled = null;
+                }
+            }
+            if (idle != null) {
+                idle.complete(null);
             }
             if (nextJob != null) {
                 transfers.run(() -> upload(nextJob));

@@ -127,6 +127,33 @@ class CheckpointCommitterIT {
         assertThat(dir.resolve("snapshots")).isEmptyDirectory();
     }
 
+    @Test
+    void theEndSettlesOnceTheCheckpointInFlightAndTheLastOneOfAChangedDirectoryAreCommitted() throws Exception {
+        TaskLease lease = running();
+        Path ckpt = Files.createDirectories(dir.resolve("runs/t/checkpoints"));
+        CheckpointCommitter.Slot slot = committer.open(lease, 1, ckpt, null, line -> { }, 0, 0);
+        Files.writeString(ckpt.resolve("state.txt"), "marked");
+        CompletableFuture<String> marked = slot.commit("");
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.waiting.get() == 1);
+        // Changed after the mark: the end takes a last checkpoint of it.
+        Files.writeString(ckpt.resolve("extra.txt"), "written after the mark");
+
+        CompletableFuture<Void> settled = slot.ended(true);
+        assertThat(settled).as("settled while the marked checkpoint is held at the store").isNotDone();
+        store.gate.countDown();
+        settled.get(20, TimeUnit.SECONDS);
+        assertThat(marked).isCompleted();
+        List<CheckpointEntry> committed = join(core.artifacts().committed("t"));
+        assertThat(committed).as("the last one first, then the marked one, both committed when the end settles")
+                .hasSize(2);
+        assertThat(committed.get(1).id()).isEqualTo(marked.getNow(null));
+        try (InputStream in = store.open(io.rlscheduler.store.RunLayout.checkpointFile("t", committed.get(0).id(),
+                "extra.txt"))) {
+            assertThat(new String(in.readAllBytes())).isEqualTo("written after the mark");
+        }
+        assertThat(slot.ended(true)).as("nothing left in flight").succeedsWithin(Duration.ofSeconds(10));
+    }
+
     private static <T> T join(CompletableFuture<T> f) {
         return f.orTimeout(10, TimeUnit.SECONDS).join();
     }
