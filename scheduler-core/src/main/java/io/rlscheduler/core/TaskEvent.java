@@ -72,6 +72,8 @@ public final class TaskEvent {
         PARK,
         /** A notice: a worker that can run it registered, it is back in its place in the queue. */
         UNPARK,
+        /** A notice: it waited longer than the lab's reserveAfter, and a worker was reserved for it. */
+        RESERVE,
         /** Its worker's id was revoked (a lost or stolen machine), so the task was taken back from it. */
         REVOKE,
         /** Not a task event, or one that names no cause. */
@@ -90,6 +92,7 @@ public final class TaskEvent {
                 case "revoke": return REVOKE;
                 case "park": return PARK;
                 case "unpark": return UNPARK;
+                case "reserve": return RESERVE;
                 case "": return NONE;
                 default: return OTHER;
             }

@@ -54,6 +54,21 @@ final class MasterSharing implements Sharing {
     }
 
     @Override
+    public void setReserveAfter(Duration reserveAfter) {
+        await.await(records.setFairShare(null, null, Objects.requireNonNull(reserveAfter, "reserveAfter")));
+    }
+
+    @Override
+    public Duration getReserveAfter() {
+        return await.await(records.shares()).getReserveAfter();
+    }
+
+    @Override
+    public List<io.rlscheduler.core.Reservation> reservations() {
+        return await.await(records.shares()).getReservations();
+    }
+
+    @Override
     public List<OwnerShare> shares() {
         return await.await(records.shares()).getOwners();
     }

@@ -11,7 +11,8 @@ import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
- * Why a task is still waiting in the queue, from {@link TaskHandle#whyPending()}: judged from its
+ * Why a task is still waiting in the queue, from {@link TaskHandle#whyPending()}: every reason that
+ * applies ({@link #getReasons()}), the first of them the main one ({@link #getCode()}); judged from its
  * record, the registered workers, the tasks ahead of it and the leadership at the moment of the
  * call, by the rules a claim applies: the leader claims for the workers connected to it; a worker
  * fits a task when its labels include the task's selector and its free GPUs, CPU slots and memory
@@ -45,6 +46,17 @@ public final class PendingReason {
          */
         OWNER_LIMIT,
         /**
+         * A worker is reserved for it (it needs 2 or more GPUs and waited longer than the lab's
+         * reserveAfter): that worker takes no new work that would use what it needs, and it starts
+         * there once the work running on it has freed that.
+         */
+        RESERVED,
+        /**
+         * Workers that could run it are reserved for big tasks that waited long: they take only
+         * work that leaves free what those tasks need, and it would not.
+         */
+        WORKER_RESERVED,
+        /**
          * More of its owner's own tasks are ahead of it than a claim examines for a worker
          * ({@code claimScanLimit}): it waits for them to leave the queue.
          */
@@ -62,30 +74,51 @@ public final class PendingReason {
         FITS_NOW
     }
 
+    /** One reason, in words with its figures. Immutable. */
+    public record Reason(Code code, String message) {
+        @Override
+        public String toString() {
+            return code + ": " + message;
+        }
+    }
+
     private final String taskId;
     private final Code code;
     private final String message;
     private final long queuePosition;
+    private final List<Reason> reasons;
 
     PendingReason(String taskId, Code code, String message, long queuePosition) {
+        this(taskId, List.of(new Reason(code, message)), queuePosition);
+    }
+
+    PendingReason(String taskId, List<Reason> reasons, long queuePosition) {
         this.taskId = taskId;
-        this.code = code;
-        this.message = message;
+        this.reasons = List.copyOf(reasons);
+        this.code = reasons.get(0).code();
+        this.message = reasons.get(0).message();
         this.queuePosition = queuePosition;
     }
 
     /** Returns the task id. */
     public String getTaskId() { return taskId; }
-    /** Returns the kind of reason. */
+    /** Returns the kind of the main reason: the first of {@link #getReasons()}. */
     public Code getCode() { return code; }
-    /** Returns the reason in words, with the figures behind it. */
+    /** Returns the main reason in words, with the figures behind it. */
     public String getMessage() { return message; }
+    /**
+     * Returns every reason that applies, the main one first: after the owner's limits and its place
+     * in its own queue, the reservations, the leadership and connections, and last how the free
+     * capacity stands (FITS_NOW only when nothing else holds it back). A task that no worker could
+     * run, or that is parked or not queued, has that one reason.
+     */
+    public List<Reason> getReasons() { return reasons; }
     /** Returns how many tasks are ahead of it in the queue, or -1 when it is not queued. */
     public long getQueuePosition() { return queuePosition; }
 
     @Override
     public String toString() {
-        return code + ": " + message;
+        return reasons.stream().map(Reason::toString).collect(Collectors.joining("; and "));
     }
 
     /**
@@ -100,7 +133,8 @@ public final class PendingReason {
      * running tasks), every owner's, and how many of its own claimable tasks are ahead of it (-1
      * when it is not among them).
      */
-    record Fair(io.rlscheduler.core.OwnerShare own, List<io.rlscheduler.core.OwnerShare> all, long ownerAhead) {
+    record Fair(io.rlscheduler.core.OwnerShare own, List<io.rlscheduler.core.OwnerShare> all, long ownerAhead,
+                List<io.rlscheduler.core.Reservation> reservations, List<TaskRecord> reservedTasks) {
     }
 
     /**
@@ -155,21 +189,45 @@ public final class PendingReason {
                     + " registration (a restart) of one of them brings it back, or DEL of the namespace's shapes key",
                     queuePosition);
         }
+        List<Reason> reasons = new ArrayList<>();
         String limit = ownerLimit(task, fair.own());
         if (limit != null) {
-            return new PendingReason(id, Code.OWNER_LIMIT, limit, queuePosition);
+            reasons.add(new Reason(Code.OWNER_LIMIT, limit));
         }
         if (fair.ownerAhead() >= claimScanLimit) {
-            return new PendingReason(id, Code.BEHIND_IN_QUEUE, fair.ownerAhead() + " of " + task.getOwner() + "'s own tasks"
+            reasons.add(new Reason(Code.BEHIND_IN_QUEUE, fair.ownerAhead() + " of " + task.getOwner() + "'s own tasks"
                     + " are ahead of it, and a claim examines at most " + claimScanLimit + " tasks for a worker"
                     + " (claimScanLimit): it is considered once fewer are ahead. Those ahead that no live worker can"
                     + " run hold it back (see their own reasons); those that no registered worker could run do not:"
-                    + " claims park them", queuePosition);
+                    + " claims park them"));
+        }
+        // Reservations: the task's own, and those of the workers that could run it (they take only
+        // what leaves free the reserved task's needs).
+        java.util.Map<String, long[]> held = new java.util.HashMap<>();
+        List<String> reservedFor = new ArrayList<>();
+        for (int i = 0; i < fair.reservations().size(); i++) {
+            io.rlscheduler.core.Reservation r = fair.reservations().get(i);
+            TaskRecord t = fair.reservedTasks().get(i);
+            if (r.getTaskId().equals(id)) {
+                WorkerInfo w = live.stream().filter(x -> x.getWorkerId().equals(r.getWorkerId())).findFirst().orElse(null);
+                reasons.add(new Reason(Code.RESERVED, r.getWorkerId() + " is reserved for it since " + clock(r.getSince())
+                        + ": it starts there once " + task.getGpus() + " GPUs are free"
+                        + (w == null ? "" : " (" + w.getFreeGpuIds().size() + " are now)")));
+                continue;
+            }
+            if (t != null) {
+                held.put(r.getWorkerId(), new long[] {t.getGpus(), t.getCpuSlots(), t.getMemoryBytes()});
+                if (largeEnough.stream().anyMatch(w -> w.getWorkerId().equals(r.getWorkerId()))) {
+                    reservedFor.add(r.getWorkerId() + " is reserved for task " + r.getTaskId() + " (" + r.getOwner() + ", "
+                            + r.getGpus() + " GPUs) since " + clock(r.getSince()));
+                }
+            }
         }
         String order = fairOrder(task, fair);
         if (dispatch.leaderId() == null || dispatch.leaderId().isEmpty()) {
-            return new PendingReason(id, Code.NO_LEADER, "no master holds the leadership lease now: nothing is dispatched"
-                    + " until one does", queuePosition);
+            reasons.add(new Reason(Code.NO_LEADER, "no master holds the leadership lease now: nothing is dispatched"
+                    + " until one does"));
+            return new PendingReason(id, reasons, queuePosition);
         }
         // The workers a claim serves: the leader's connected ones when this master leads (others are
         // not known here), and in queue order the tasks ahead take their room first.
@@ -177,15 +235,30 @@ public final class PendingReason {
                 ? live.stream().filter(w -> dispatch.connected().contains(w.getWorkerId() + "/" + w.getSessionId())).toList()
                 : live;
         if (dispatch.self() && served.stream().noneMatch(largeEnough::contains)) {
-            return new PendingReason(id, Code.NOT_CONNECTED, "the workers that could run it (" + describe(largeEnough,
+            reasons.add(new Reason(Code.NOT_CONNECTED, "the workers that could run it (" + describe(largeEnough,
                     WorkerInfo::getWorkerId) + ") hold no connection to the leader, this master (" + dispatch.leaderId()
-                    + "), which claims only for the workers connected to it", queuePosition);
+                    + "), which claims only for the workers connected to it"));
+            return new PendingReason(id, reasons, queuePosition);
         }
         java.util.Map<WorkerInfo, long[]> free = new java.util.LinkedHashMap<>();
+        boolean ownReservation = reasons.stream().anyMatch(r -> r.code() == Code.RESERVED);
         for (WorkerInfo w : served) {
-            free.put(w, new long[] {w.getFreeGpuIds().size(), w.getFreeCpuSlots(), w.getFreeMemoryBytes()});
+            long[] left = {w.getFreeGpuIds().size(), w.getFreeCpuSlots(), w.getFreeMemoryBytes()};
+            long[] hold = held.get(w.getWorkerId());
+            if (hold != null) {
+                // Only what is left beside the reserved task's needs may be taken.
+                for (int d = 0; d < 3; d++) {
+                    left[d] = Math.max(0, left[d] - hold[d]);
+                }
+            }
+            free.put(w, left);
         }
         List<WorkerInfo> roomNow = fitting(task, free);
+        if (!reservedFor.isEmpty() && roomNow.isEmpty() && !ownReservation) {
+            reasons.add(new Reason(Code.WORKER_RESERVED, String.join("; ", reservedFor) + ": "
+                    + (reservedFor.size() == 1 ? "it takes" : "they take") + " only work that leaves free what "
+                    + (reservedFor.size() == 1 ? "that task needs" : "those tasks need")));
+        }
         int takenAhead = 0;
         for (TaskRecord before : ahead) {
             if (!servedBefore(before, task, fair)) {
@@ -205,11 +278,15 @@ public final class PendingReason {
             String now = describe(largeEnough.stream().filter(free::containsKey).toList(), w -> w.getWorkerId() + " "
                     + w.getFreeGpuIds().size() + " GPUs, " + w.getFreeCpuSlots() + " CPU slots, " + w.getFreeMemoryBytes()
                     + " bytes free");
-            return new PendingReason(id, Code.WAITING_FOR_CAPACITY, (roomNow.isEmpty()
+            reasons.add(new Reason(Code.WAITING_FOR_CAPACITY, (roomNow.isEmpty()
                     ? "it needs " + needs + "; the workers large enough for it have less free now: " + now
                     : "it needs " + needs + "; " + describe(roomNow, WorkerInfo::getWorkerId) + " ha" + (roomNow.size() == 1
                             ? "s" : "ve") + " that much free, but the " + takenAhead + " task" + (takenAhead == 1 ? "" : "s")
-                            + " ahead of it that fit take the room first: " + now) + order, queuePosition);
+                            + " ahead of it that fit take the room first: " + now) + order));
+            return new PendingReason(id, reasons, queuePosition);
+        }
+        if (!reasons.isEmpty()) {
+            return new PendingReason(id, reasons, queuePosition);
         }
         String who = describe(room, WorkerInfo::getWorkerId) + " ha" + (room.size() == 1 ? "s" : "ve") + " room for it now ("
                 + needs + "), after the " + queuePosition + " task" + (queuePosition == 1 ? "" : "s") + " ahead of it";
@@ -217,6 +294,11 @@ public final class PendingReason {
                 ? who + ": this master, the leader, should assign it at its next dispatch round"
                 : who + ": the leader, " + dispatch.leaderId() + ", should assign it at its next dispatch round, if "
                         + (room.size() == 1 ? "that worker is" : "they are") + " connected to it") + order, queuePosition);
+    }
+
+    /** A time of day as a user reads it in the lab: HH:mm:ss UTC. */
+    private static String clock(java.time.Instant at) {
+        return java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss 'UTC'").withZone(java.time.ZoneOffset.UTC).format(at);
     }
 
     /** The owner limit that holds the task back, in words with its figures; null when none does. */
@@ -313,12 +395,12 @@ public final class PendingReason {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof PendingReason p && p.taskId.equals(taskId) && p.code == code && p.message.equals(message)
+        return o instanceof PendingReason p && p.taskId.equals(taskId) && p.reasons.equals(reasons)
                 && p.queuePosition == queuePosition;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(taskId, code, message, queuePosition);
+        return Objects.hash(taskId, reasons, queuePosition);
     }
 }

@@ -52,6 +52,21 @@ public interface Sharing {
     /** Returns the half-life of usage now in force. */
     Duration getHalfLife();
 
+    /**
+     * Sets how long a task that needs 2 or more GPUs may wait before a worker is reserved for it
+     * (default 30 min; {@link Duration#ZERO}: never, and the reservations there are end; at most
+     * 365 days). The reserved worker takes no new work that would use what the task needs, so the
+     * task starts there once the work running on it has freed that; running work is never stopped.
+     * An owner holds at most one reservation at a time.
+     */
+    void setReserveAfter(Duration reserveAfter);
+
+    /** Returns how long a big task waits before a worker is reserved for it; zero: never. */
+    Duration getReserveAfter();
+
+    /** Returns the reservations now, oldest first. */
+    List<io.rlscheduler.core.Reservation> reservations();
+
     /** Returns every owner that ever submitted, by name: its limits as they apply, usage, held GPUs, running and queued tasks. */
     List<OwnerShare> shares();
 }

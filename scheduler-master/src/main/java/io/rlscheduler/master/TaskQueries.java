@@ -126,8 +126,15 @@ final class TaskQueries {
         List<io.rlscheduler.core.OwnerShare> all = await(shares).getOwners();
         io.rlscheduler.core.OwnerShare own = all.stream().filter(s -> s.getOwner().equals(task.getOwner())).findFirst()
                 .orElse(new io.rlscheduler.core.OwnerShare(task.getOwner(), await(shares).getDefaults(), 0, 0, 0, 0));
+        List<io.rlscheduler.core.Reservation> reservations = await(shares).getReservations();
+        List<CompletableFuture<Optional<TaskRecord>>> reservedReads = reservations.stream()
+                .map(r -> core.getTask(r.getTaskId())).toList();
+        List<TaskRecord> reservedTasks = new java.util.ArrayList<>();
+        for (CompletableFuture<Optional<TaskRecord>> read : reservedReads) {
+            reservedTasks.add(await(read).orElse(null));
+        }
         return PendingReason.judge(task, await(workers), ahead, scanLimit, before, dispatch, await(parked),
-                new PendingReason.Fair(own, all, await(ownerAhead)));
+                new PendingReason.Fair(own, all, await(ownerAhead), reservations, reservedTasks));
     }
 
     /**

@@ -213,6 +213,50 @@ class WhyPendingIT {
     }
 
     @Test
+    void aReservationIsNamedForItsTaskAndForTheTasksItHoldsBackBesideEveryOtherReason() throws Exception {
+        register("w1", Map.of(), 0, 1, 2, 3);
+        for (int i = 1; i <= 3; i++) {
+            submit(task("b" + i).owner("bob").gpus(1));
+        }
+        assertThat(core.claim("w1", "s-w1", 3, "claim-b").get(10, TimeUnit.SECONDS).getAssignments()).hasSize(3);
+        submit(task("big").owner("alice").gpus(4));
+        leader.sharing().setReserveAfter(Duration.ofMillis(1));
+        assertThat(leader.sharing().getReserveAfter()).isEqualTo(Duration.ofMillis(1));
+        // w1 has one GPU free: its next claim reserves it for big (nothing else is queued to take it).
+        int[] round = {0};
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            core.claim("w1", "s-w1", 3, "claim-r" + round[0]++).get(10, TimeUnit.SECONDS);
+            return !leader.sharing().reservations().isEmpty();
+        });
+        io.rlscheduler.core.Reservation r = leader.sharing().reservations().get(0);
+        assertThat(r.getTaskId()).isEqualTo("big");
+        String since = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss 'UTC'").withZone(java.time.ZoneOffset.UTC)
+                .format(r.getSince());
+        assertThat(api.task("big").whyPending().getReasons()).containsExactly(new PendingReason.Reason(Code.RESERVED,
+                "w1 is reserved for it since " + since + ": it starts there once 4 GPUs are free (1 are now)"),
+                new PendingReason.Reason(Code.WAITING_FOR_CAPACITY, "it needs 4 GPUs, 1 CPU slots, 0 bytes; the workers"
+                        + " large enough for it have less free now: w1 1 GPUs, 5 CPU slots, 17179869184 bytes free"));
+
+        // bob, at his limit of 3 running tasks, submits one more: held back by his limit and by the reservation.
+        leader.sharing().setLimits("bob", OwnerLimits.builder().maxRunning(3).build());
+        submit(task("b4").owner("bob").gpus(1));
+        PendingReason b4 = api.task("b4").whyPending();
+        assertThat(b4.getCode()).isEqualTo(Code.OWNER_LIMIT);
+        assertThat(b4.getReasons()).extracting(PendingReason.Reason::code)
+                .containsExactly(Code.OWNER_LIMIT, Code.WORKER_RESERVED, Code.WAITING_FOR_CAPACITY);
+        assertThat(b4.getReasons().get(1).message()).isEqualTo("w1 is reserved for task big (alice, 4 GPUs) since " + since
+                + ": it takes only work that leaves free what that task needs");
+        assertThat(b4.toString()).contains("OWNER_LIMIT: bob runs 3 of its 3 tasks (max_running)")
+                .contains("; and WORKER_RESERVED: w1 is reserved for task big");
+
+        // Reservations off: the reservation ends, and b4 is held back by its owner's limit alone.
+        leader.sharing().setReserveAfter(Duration.ZERO);
+        assertThat(leader.sharing().reservations()).isEmpty();
+        assertThat(api.task("b4").whyPending().getReasons()).extracting(PendingReason.Reason::code)
+                .containsExactly(Code.OWNER_LIMIT);
+    }
+
+    @Test
     void withoutALeaderNothingIsDispatched() throws Exception {
         register("w1", Map.of(), 0, 1);
         submit(task("t1"));

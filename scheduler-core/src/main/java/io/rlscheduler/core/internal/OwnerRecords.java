@@ -82,6 +82,18 @@ public final class OwnerRecords {
      * either null to keep it. Usage charged so far keeps what it has decayed to.
      */
     public CompletableFuture<Void> setFairShare(Duration halfLife, Duration minimumCharge) {
+        return setFairShare(halfLife, minimumCharge, null);
+    }
+
+    /**
+     * As {@link #setFairShare(Duration, Duration)}, and how long a task needing 2 or more GPUs waits
+     * before a worker is reserved for it ({@link Duration#ZERO}: never, and the reservations there
+     * are end); each null to keep it.
+     */
+    public CompletableFuture<Void> setFairShare(Duration halfLife, Duration minimumCharge, Duration reserveAfter) {
+        if (reserveAfter != null && (reserveAfter.isNegative() || reserveAfter.toDays() > 365)) {
+            throw new IllegalArgumentException("reserveAfter must be 0 (never) to 365 days, was " + reserveAfter);
+        }
         if (halfLife != null && (halfLife.toMillis() < 1000 || halfLife.toDays() > 3650)) {
             throw new IllegalArgumentException("halfLife must be 1 s to 3650 days, was " + halfLife);
         }
@@ -89,7 +101,8 @@ public final class OwnerRecords {
             throw new IllegalArgumentException("minimumCharge must be 0 to 24 hours, was " + minimumCharge);
         }
         return FAIR_SETTINGS.run(redis, keys.core(), halfLife == null ? "" : Long.toString(halfLife.toMillis()),
-                minimumCharge == null ? "" : Long.toString(minimumCharge.toMillis())).thenApply(r -> null);
+                minimumCharge == null ? "" : Long.toString(minimumCharge.toMillis()),
+                reserveAfter == null ? "" : Long.toString(reserveAfter.toMillis())).thenApply(r -> null);
     }
 
     /** Returns every owner that ever submitted, by name, with its share and usage now. */
@@ -105,8 +118,13 @@ public final class OwnerRecords {
                 owners.add(new OwnerShare(o.path("owner").asText(), limits, o.path("usage").asDouble(),
                         o.path("gpus").asInt(), o.path("running").asInt(), o.path("queued").asInt()));
             }
+            List<io.rlscheduler.core.Reservation> reservations = new ArrayList<>();
+            for (JsonNode v : r.path("reservations")) {
+                reservations.add(new io.rlscheduler.core.Reservation(v.path("task").asText(), v.path("owner").asText(),
+                        v.path("worker").asText(), v.path("gpus").asInt(), java.time.Instant.ofEpochMilli(v.path("since").asLong())));
+            }
             return new Shares(Duration.ofMillis(r.path("halflife_ms").asLong()), Duration.ofMillis(r.path("min_charge_ms").asLong()),
-                    defaults, owners);
+                    Duration.ofMillis(r.path("reserve_after_ms").asLong()), defaults, owners, reservations);
         });
     }
 
@@ -133,20 +151,29 @@ public final class OwnerRecords {
     public static final class Shares {
         private final Duration halfLife;
         private final Duration minimumCharge;
+        private final Duration reserveAfter;
         private final OwnerLimits defaults;
         private final List<OwnerShare> owners;
+        private final List<io.rlscheduler.core.Reservation> reservations;
 
-        Shares(Duration halfLife, Duration minimumCharge, OwnerLimits defaults, List<OwnerShare> owners) {
+        Shares(Duration halfLife, Duration minimumCharge, Duration reserveAfter, OwnerLimits defaults,
+               List<OwnerShare> owners, List<io.rlscheduler.core.Reservation> reservations) {
             this.halfLife = halfLife;
             this.minimumCharge = minimumCharge;
+            this.reserveAfter = reserveAfter;
             this.defaults = defaults;
             this.owners = List.copyOf(owners);
+            this.reservations = List.copyOf(reservations);
         }
 
         public Duration getHalfLife() { return halfLife; }
         public Duration getMinimumCharge() { return minimumCharge; }
         public OwnerLimits getDefaults() { return defaults; }
         public List<OwnerShare> getOwners() { return owners; }
+        /** Returns how long a big task waits before a worker is reserved for it; zero: never. */
+        public Duration getReserveAfter() { return reserveAfter; }
+        /** Returns the reservations now, oldest first. */
+        public List<io.rlscheduler.core.Reservation> getReservations() { return reservations; }
     }
 
     static String requireOwner(String owner) {

@@ -148,6 +148,68 @@ local function claim_run(k_request, k_leader, a)
     if #sl == 0 and sl.full then e.slice[c[3]] = nil end
   end
 
+  -- Reservations (lib.lua's sharing: reserved, reserve, unreserve). A worker that holds one
+  -- takes, while the reserved task does not fit, only work that leaves free what the task needs
+  -- (beside); the task is the first it takes once it fits. A worker without one is offered the
+  -- longest-waiting big task past reserve_after that it could run, has no reservation, and whose
+  -- owner holds none and may take it now. A reservation whose worker is no longer live, or whose
+  -- task is no longer queued or its owner at a limit, is ended.
+  local function beside(hold, need_cpu, need_mem, need_gpus, cpu, mem, free_gpus)
+    return (need_gpus == 0 or free_gpus - need_gpus >= hold.gpus)
+        and (need_cpu == 0 or cpu - need_cpu >= hold.cpu)
+        and (need_mem == 0 or mem - need_mem >= hold.mem)
+  end
+  local function owner_may(st)
+    local l = limits_of(st.owner)
+    local need = tonumber(st.gpus)
+    return not (l.max_gpus ~= nil and counter(st.owner, 'gpus') + need > l.max_gpus)
+        and not (l.max_gpus_per_task ~= nil and need > l.max_gpus_per_task)
+        and not (l.max_running ~= nil and counter(st.owner, 'running') >= l.max_running)
+  end
+  local function could_run(st, w)
+    local own = own_shape[w.id]
+    if own == nil then
+      own = decode_shape(shape_of(w))
+      own_shape[w.id] = own
+    end
+    return fits_shape(st, own)
+  end
+  local candidates = nil
+  -- Returns the task reserved for w, or one to reserve for it (and true), or nil.
+  local function reservation_for(w)
+    local r = sh.reserved()
+    local task_id = r.worker[w.id]
+    if task_id then
+      local st = load_task(task_id)
+      if st and st.state == 'QUEUED' and st.reserved_on == w.id and owner_may(st) and could_run(st, w) then
+        return st
+      end
+      sh.unreserve_worker(w.id)
+      return nil
+    end
+    if candidates == nil then
+      local after = sh.fair_config(now_ms).reserve_after
+      candidates = after > 0 and redis.call('ZRANGEBYSCORE', sh.K_BIG, '-inf', now_ms - after, 'LIMIT', 0, 16) or {}
+    end
+    for _, id in ipairs(candidates) do
+      local holder = r.task[id]
+      if holder and holder ~= w.id then
+        local deadline = tonumber(redis.call('ZSCORE', K_LIVENESS, holder) or '0')
+        if deadline <= now_ms then
+          sh.unreserve_worker(holder)
+          holder = nil
+        end
+      end
+      if not holder then
+        local st = load_task(id)
+        if st and st.state == 'QUEUED' and not r.owner[st.owner] and could_run(st, w) and owner_may(st) then
+          return st, true
+        end
+      end
+    end
+    return nil
+  end
+
   -- One pass over the fair order for worker w with the capacity it has left: returns the first
   -- task that fits it, or nil. Reads each owner's tasks per_owner at a time (those needing GPUs
   -- and those needing none merged in submit order; a worker without a free GPU reads none that
@@ -155,7 +217,7 @@ local function claim_run(k_request, k_leader, a)
   -- worker could run, and drops queue entries left without a queued task (a bug or a manual
   -- edit), and then ends at once: budget.changed tells the caller to start a new pass.
   -- budget.left counts the tasks it may still examine.
-  local function pick(w, cpu, mem, gpus, budget)
+  local function pick(w, cpu, mem, gpus, budget, hold)
     if order == nil then load_order() end
     local any = false
     for _, tier in ipairs(order) do
@@ -213,7 +275,8 @@ local function claim_run(k_request, k_leader, a)
                 order = nil
                 return nil -- as above
               elseif fits and not (l.max_gpus ~= nil and counter(owner, 'gpus') + need_gpus > l.max_gpus)
-                  and not (l.max_gpus_per_task ~= nil and need_gpus > l.max_gpus_per_task) then
+                  and not (l.max_gpus_per_task ~= nil and need_gpus > l.max_gpus_per_task)
+                  and (hold == nil or beside(hold, need_cpu, need_mem, need_gpus, cpu, mem, #gpus)) then
                 if depth == 0 then taken(e, c) end
                 return st
               end
@@ -239,30 +302,56 @@ local function claim_run(k_request, k_leader, a)
     dry, refilled = false, false
     local K_RES = res_key(id)
     local cpu, mem, gpus = free_capacity(w)
+    local function assign(st)
+      local need_gpus = tonumber(st.gpus)
+      local taken = {}
+      for g = 1, need_gpus do taken[g] = table.remove(gpus, 1) end
+      cpu, mem = cpu - tonumber(st.cpu), mem - tonumber(st.mem)
+      st.epoch = take_epoch()
+      st.attempt = fmt(tonumber(st.attempt) + 1)
+      st.worker, st.session = id, session
+      st.gpu_ids = table.concat(taken, ',')
+      st.deadline = fmt(now_ms + ack_timeout)
+      local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
+      if err then return err end
+      save_task(st)
+      redis.call('ZADD', K_DEADLINES, st.deadline, st.id)
+      redis.call('HSET', K_RES, st.id, res_value(st))
+      -- spec: filled in for all assignments of the run with one HMGET at its end
+      out.tasks[#out.tasks + 1] = {id = st.id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
+                                   gpu_ids = st.gpu_ids}
+      assigned_any = true
+      assigned(st)
+      return nil
+    end
+    -- A worker may hold a reservation, or be given one when it has a free GPU.
+    local hold = nil
+    if sh.reserved().worker[id] or (#gpus > 0 and sh.fair_config(now_ms).reserve_after > 0) then
+      local r, new = reservation_for(w)
+      if r then
+        local fits = tonumber(r.cpu) <= cpu and tonumber(r.mem) <= mem and tonumber(r.gpus) <= #gpus
+        if fits then
+          if order == nil then load_order() end
+          local err = assign(r)
+          if err then return err end
+        else
+          if new then
+            sh.reserve(r, id, now_ms)
+            save_task(r)
+            task_notice(r, 'reserved ' .. id .. ': it waited longer than reserve_after; ' .. id
+                .. ' takes no new work that would keep it from starting there', 'reserve', now_ms)
+          end
+          hold = {cpu = tonumber(r.cpu), mem = tonumber(r.mem), gpus = tonumber(r.gpus)}
+        end
+      end
+    end
     local budget = {left = scan_limit, changed = false}
     while #out.tasks < max_tasks and cpu > 0 and budget.left > 0 do
       budget.changed = false
-      local st = pick(w, cpu, mem, gpus, budget)
+      local st = pick(w, cpu, mem, gpus, budget, hold)
       if st then
-        local need_gpus = tonumber(st.gpus)
-        local taken = {}
-        for g = 1, need_gpus do taken[g] = table.remove(gpus, 1) end
-        cpu, mem = cpu - tonumber(st.cpu), mem - tonumber(st.mem)
-        st.epoch = take_epoch()
-        st.attempt = fmt(tonumber(st.attempt) + 1)
-        st.worker, st.session = id, session
-        st.gpu_ids = table.concat(taken, ',')
-        st.deadline = fmt(now_ms + ack_timeout)
-        local err = transition(st, 'ASSIGNED', now_ms, 'claimed by ' .. id, 'claim')
+        local err = assign(st)
         if err then return err end
-        save_task(st)
-        redis.call('ZADD', K_DEADLINES, st.deadline, st.id)
-        redis.call('HSET', K_RES, st.id, res_value(st))
-        -- spec: filled in for all assignments of the run with one HMGET at its end
-        out.tasks[#out.tasks + 1] = {id = st.id, epoch = st.epoch, attempt = st.attempt, cpu = st.cpu, mem = st.mem,
-                                     gpu_ids = st.gpu_ids}
-        assigned_any = true
-        assigned(st)
       elseif not budget.changed then
         break
       end

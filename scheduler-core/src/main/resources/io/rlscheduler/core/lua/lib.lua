@@ -119,8 +119,13 @@ end
 --       tasks of that kind and priority who are not at a limit that stops them taking another
 --   {ns}:queue:tiers  ZSET  priority -> 999 - priority, the priorities that may have such owners
 --   {ns}:queue:limits  HASH  owner -> limits JSON; field '*' the lab-wide defaults
---   {ns}:queue:fair    HASH  halflife_ms, min_charge_ms, t0 (the time usage is inflated from)
+--   {ns}:queue:fair    HASH  halflife_ms, min_charge_ms, t0 (the time usage is inflated from),
+--       reserve_after_ms (0: no reservations)
 --   {ns}:queue:owners  SET   every owner that ever submitted
+--   {ns}:queue:big     ZSET  claimable queued tasks needing RESERVE_MIN_GPUS or more -> when they
+--       were queued (ms): those waiting longer than reserve_after_ms get a reservation
+--   {ns}:queue:resv    HASH  the reservations: w:<worker> -> task, t:<task> -> worker|since ms,
+--       o:<owner> -> task (one per owner); the task's record names its worker (reserved_on)
 --
 -- Every script's prelude would otherwise define all of this at every run, ack and heartbeat
 -- included, which never use it: it is built the first time a run needs it (sharing()), once per run.
@@ -129,7 +134,9 @@ local function sharing()
   if S then return S end
   local K_LIMITS, K_FAIRCFG, K_TIERS, K_OWNERS = K_QUEUE .. ':limits', K_QUEUE .. ':fair', K_QUEUE .. ':tiers',
       K_QUEUE .. ':owners'
-  local DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = 604800000, 60000
+  local K_BIG, K_RESV = K_QUEUE .. ':big', K_QUEUE .. ':resv'
+  local DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS, DEFAULT_RESERVE_AFTER_MS = 604800000, 60000, 1800000
+  local RESERVE_MIN_GPUS = 2
 
   local function owner_key(owner) return K_QUEUE .. ':own:' .. owner end
   local function owner_queue(owner, kind) return K_QUEUE .. ':' .. kind .. ':' .. owner end
@@ -225,9 +232,9 @@ local function sharing()
 
   local function fair_config(now_ms)
     if fair_cfg then return fair_cfg end
-    local raw = redis.call('HMGET', K_FAIRCFG, 'halflife_ms', 'min_charge_ms', 't0')
+    local raw = redis.call('HMGET', K_FAIRCFG, 'halflife_ms', 'min_charge_ms', 't0', 'reserve_after_ms')
     fair_cfg = {h = tonumber(raw[1]) or DEFAULT_HALFLIFE_MS, min = tonumber(raw[2]) or DEFAULT_MIN_CHARGE_MS,
-                t0 = tonumber(raw[3])}
+                t0 = tonumber(raw[3]), reserve_after = tonumber(raw[4]) or DEFAULT_RESERVE_AFTER_MS}
     if not fair_cfg.t0 then
       fair_cfg.t0 = now_ms
       redis.call('HSET', K_FAIRCFG, 't0', fmt(now_ms))
@@ -326,9 +333,64 @@ local function sharing()
     return true
   end
 
+  -- Reservations (docs/operations.md, "Big runs are not starved"): a claimable task needing
+  -- RESERVE_MIN_GPUS or more that has waited reserve_after_ms is given a worker that could run it
+  -- (claiming.lua); that worker takes no new work that would use what the task needs until it
+  -- starts there. One per owner. The reservations are read once per script run (reserved).
+  local resv = nil
+  local function reserved()
+    if resv then return resv end
+    resv = {worker = {}, task = {}, owner = {}}
+    local all = redis.call('HGETALL', K_RESV)
+    for i = 1, #all, 2 do
+      local kind, name = string.sub(all[i], 1, 1), string.sub(all[i], 3)
+      if kind == 'w' then resv.worker[name] = all[i + 1]
+      elseif kind == 'o' then resv.owner[name] = all[i + 1]
+      elseif kind == 't' then resv.task[name] = string.match(all[i + 1], '^(.*)|')
+      end
+    end
+    return resv
+  end
+  local function reserve(st, worker_id, now_ms)
+    local r = reserved()
+    redis.call('HSET', K_RESV, 'w:' .. worker_id, st.id, 't:' .. st.id, worker_id .. '|' .. fmt(now_ms),
+               'o:' .. st.owner, st.id)
+    r.worker[worker_id], r.task[st.id], r.owner[st.owner] = st.id, worker_id, st.id
+    st.reserved_on, st.reserved_at = worker_id, ms_text(now_ms)
+  end
+  -- Ends the task's reservation, if it has one; the caller saves the record.
+  local function unreserve(st)
+    local w = st.reserved_on
+    if not w then return end
+    redis.call('HDEL', K_RESV, 'w:' .. w, 't:' .. st.id, 'o:' .. st.owner)
+    if resv then resv.worker[w], resv.task[st.id], resv.owner[st.owner] = nil, nil, nil end
+    st.reserved_on, st.reserved_at = nil, nil
+  end
+  -- Ends a reservation known only by its worker (the worker left, or its task is gone).
+  local function unreserve_worker(worker_id)
+    local r = reserved()
+    local task_id = r.worker[worker_id]
+    if not task_id then return end
+    local st = load_task(task_id)
+    if st and st.reserved_on == worker_id then
+      unreserve(st)
+      save_task(st)
+    else
+      redis.call('HDEL', K_RESV, 'w:' .. worker_id, 't:' .. task_id)
+      r.worker[worker_id], r.task[task_id] = nil, nil
+      if st and r.owner[st.owner] == task_id then
+        redis.call('HDEL', K_RESV, 'o:' .. st.owner)
+        r.owner[st.owner] = nil
+      end
+    end
+  end
+
   -- Adds a QUEUED task to its owner's queue of claimable tasks (also when it comes back unparked).
-  local function owner_enqueue(st)
+  local function owner_enqueue(st, now_ms)
     local kind = kind_of(st)
+    if tonumber(st.gpus) >= RESERVE_MIN_GPUS then
+      redis.call('ZADD', K_BIG, fmt(now_ms or now_parts()), st.id)
+    end
     redis.call('ZADD', owner_queue(st.owner, kind), fmt(queue_score(st)), st.id)
     if bump(st.owner, 'q:' .. kind .. ':' .. st.priority, 1) == 1 then
       -- The owner's first such task: into the fair set at once, so that a claim later in the same
@@ -341,6 +403,10 @@ local function sharing()
   -- that is not in it (parked) changes nothing.
   local function owner_dequeue(st)
     local kind = kind_of(st)
+    if tonumber(st.gpus) >= RESERVE_MIN_GPUS then
+      redis.call('ZREM', K_BIG, st.id)
+      unreserve(st)
+    end
     if redis.call('ZREM', owner_queue(st.owner, kind), st.id) == 1 then
       if bump(st.owner, 'q:' .. kind .. ':' .. st.priority, -1) <= 0 then
         redis.call('ZREM', fair_key(kind, st.priority), st.owner)
@@ -373,11 +439,14 @@ local function sharing()
     if to == 'QUEUED' then
       redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), st.id)
       bump(owner, 'queued', 1)
-      owner_enqueue(st)
+      st.reserved_on, st.reserved_at = nil, nil
+      owner_enqueue(st, now_ms)
     end
   end
-  S = {K_LIMITS = K_LIMITS, K_FAIRCFG = K_FAIRCFG, K_TIERS = K_TIERS, K_OWNERS = K_OWNERS,
-       DEFAULT_HALFLIFE_MS = DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = DEFAULT_MIN_CHARGE_MS,
+  S = {K_LIMITS = K_LIMITS, K_FAIRCFG = K_FAIRCFG, K_TIERS = K_TIERS, K_OWNERS = K_OWNERS, K_BIG = K_BIG,
+       K_RESV = K_RESV, DEFAULT_HALFLIFE_MS = DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = DEFAULT_MIN_CHARGE_MS,
+       DEFAULT_RESERVE_AFTER_MS = DEFAULT_RESERVE_AFTER_MS, reserved = reserved, reserve = reserve,
+       unreserve = unreserve, unreserve_worker = unreserve_worker,
        owner_key = owner_key, owner_queue = owner_queue, fair_key = fair_key, limits_of = limits_of,
        clear_limits = clear_limits, fair_config = fair_config, rebase = rebase, at_limit = at_limit,
        refresh_owner = refresh_owner, counter = counter, bump = bump, flush_owners = flush_owners,

@@ -105,7 +105,7 @@ local function unpark(shapes, why, now_ms)
       redis.call('ZREM', K_QUEUE, id)
     elseif fits_any(st, shapes) then
       redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
-      sharing().owner_enqueue(st)
+      sharing().owner_enqueue(st, now_ms)
       st.reason = 'back in the queue: ' .. why
       st.updated_at = ms_text(now_ms)
       save_task(st)

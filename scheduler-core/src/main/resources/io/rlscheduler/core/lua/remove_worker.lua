@@ -29,6 +29,7 @@ end
 redis.call('HDEL', K_WORKERS, id)
 redis.call('ZREM', K_LIVENESS, id)
 redis.call('DEL', res_key(id))
+sharing().unreserve_worker(id)
 count_shape(shape_of(w), -1)
 emit('worker', {worker = id, session = w.session, what = 'removed', at = now_ms})
 return reply({r = 'REMOVED'})

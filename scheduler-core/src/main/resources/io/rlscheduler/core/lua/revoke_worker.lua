@@ -34,5 +34,6 @@ if w then
   count_shape(shape_of(w), -1)
 end
 redis.call('DEL', res_key(id))
+sharing().unreserve_worker(id)
 emit('worker', {worker = id, session = out.session, what = 'revoked', key = k.key_id, at = now_ms})
 return reply(out)

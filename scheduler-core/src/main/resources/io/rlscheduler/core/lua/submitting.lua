@@ -58,7 +58,7 @@ local function submit_one(k_owner, a, now_ms, now_text)
   redis.call('ZADD', k_owner, seq_text, id)
   local sh = sharing()
   if sh.bump(st.owner, 'queued', 1) == 1 then redis.call('SADD', sh.K_OWNERS, st.owner) end
-  sh.owner_enqueue(st)
+  sh.owner_enqueue(st, now_ms)
   emit_task(id, '', 'QUEUED', '0', '', '0', 'submitted', 'submit', now_ms)
   return {r = 'OK', seq = seq_text, at = now_text}
 end

@@ -110,6 +110,78 @@ class FairShareIT {
     }
 
     @Test
+    void aBigTaskThatWaitedPastReserveAfterGetsAWorkerThatTakesNoGpuWorkUntilItStarts(RedisClient client,
+                                                                                      RedisNamespace ns) {
+        open(client, ns);
+        join(core.owners().setFairShare(null, null, Duration.ofHours(1)));
+        register("w1", 0, 1, 2, 3, 4, 5, 6, 7);
+        register("w2", 0, 1, 2, 3, 4, 5, 6, 7);
+        for (int i = 0; i < 40; i++) {
+            submit("b" + i, "bob", 1);
+        }
+        List<Assignment> running = new ArrayList<>(claim("w1", 8));
+        running.addAll(claim("w2", 7));
+        submit("big", "alice", 8);
+        submit("big2", "alice", 8);
+        // Not waited long enough: a freed GPU goes to the stream of 1-GPU tasks, as without reservations.
+        finish("w1", running.remove(0));
+        List<Assignment> next = claim("w1", 8);
+        assertThat(next).extracting(a -> owner(a)).containsExactly("bob");
+        running.addAll(next);
+        assertThat(join(core.owners().shares()).getReservations()).isEmpty();
+
+        join(core.owners().setFairShare(null, null, Duration.ofMillis(50)));
+        try (var c = client.connect()) {
+            long start = redisMillis(c);
+            await().atMost(Duration.ofSeconds(5)).until(() -> redisMillis(c) > start + 50);
+        }
+        // The next claim of a worker with a free GPU reserves it for the oldest waiting big task.
+        assertThat(claim("w2", 8)).isEmpty();
+        List<io.rlscheduler.core.Reservation> reserved = join(core.owners().shares()).getReservations();
+        assertThat(reserved).singleElement().satisfies(r -> {
+            assertThat(r.getTaskId()).isEqualTo("big");
+            assertThat(r.getWorkerId()).isEqualTo("w2");
+            assertThat(r.getOwner()).isEqualTo("alice");
+            assertThat(r.getGpus()).isEqualTo(8);
+        });
+        // w2 takes no new GPU work while big cannot start; a CPU-only task beside it may run there,
+        // as it leaves free all that big needs.
+        submit("cpu0", "carol", 0);
+        assertThat(claim("w2", 8)).extracting(Assignment::getTaskId).containsExactly("cpu0");
+        // One reservation per owner: w1's free GPU is not reserved for alice's second big task; it
+        // takes the stream's next task.
+        finish("w1", running.stream().filter(a -> isOn(a, "w1")).findFirst().orElseThrow());
+        running.removeIf(a -> CoreFixture.record(core, a.getTaskId()).getState() != TaskState.ASSIGNED);
+        assertThat(claim("w1", 8)).extracting(a -> owner(a)).containsExactly("bob");
+        assertThat(join(core.owners().shares()).getReservations()).hasSize(1);
+
+        // As w2's tasks end one by one, nothing of the stream takes their GPUs; the last frees 8: big.
+        List<Assignment> onW2 = running.stream().filter(a -> isOn(a, "w2")).toList();
+        assertThat(onW2).hasSize(7);
+        for (Assignment a : onW2) {
+            finish("w2", a);
+            List<Assignment> got = claim("w2", 8);
+            if (a != onW2.get(onW2.size() - 1)) {
+                assertThat(got).as("w2 while reserved").isEmpty();
+            } else {
+                assertThat(got).extracting(Assignment::getTaskId).containsExactly("big");
+            }
+        }
+        assertThat(CoreFixture.record(core, "big").getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(join(core.owners().shares()).getReservations()).as("ended once big started").isEmpty();
+    }
+
+    private static long redisMillis(io.lettuce.core.api.StatefulRedisConnection<String, String> c) {
+        List<String> t = c.sync().time();
+        return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
+    }
+
+    private boolean isOn(Assignment a, String worker) {
+        TaskRecord r = CoreFixture.record(core, a.getTaskId());
+        return r.getState() == TaskState.ASSIGNED && worker.equals(r.getWorkerId());
+    }
+
+    @Test
     void anOwnerOfWeightTwoGetsTwoOfEveryThreeSlots(RedisClient client, RedisNamespace ns) {
         open(client, ns);
         // Each attempt ends within its minimum charge, so each costs exactly one slot-minute: the
