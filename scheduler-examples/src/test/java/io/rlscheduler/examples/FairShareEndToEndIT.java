@@ -124,4 +124,62 @@ class FairShareEndToEndIT {
         assertThat(share.getHeldGpus()).isZero();
         assertThat(share.getUsage()).isGreaterThan(3 * 60 - 1); // three minimum charges of one GPU
     }
+
+    @Test
+    void anEightGpuRunUnderAStreamOfOneGpuRunsStartsOnceTheReservedWorkerHasDrained(TestRedis redis, RedisNamespace ns)
+            throws Exception {
+        cluster = new Cluster(redis, ns, dir);
+        cluster.master.sharing().setReserveAfter(Duration.ofSeconds(2));
+        cluster.worker("big-box", 0, 1, 2, 3, 4, 5, 6, 7);
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.master.listWorkers().size() == 1);
+        // A stream of 1-GPU runs (0.4 s each) that keeps all 8 GPUs busy for longer than the reserve time.
+        List<TaskHandle> stream = new ArrayList<>();
+        for (int i = 0; i < 150; i++) {
+            stream.add(cluster.master.submit(TaskSpec.python("nap.py").taskId("bob-" + i).owner("bob").gpus(1).build()));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> stream.get(10).getRecord().getState() != TaskState.QUEUED);
+        TaskHandle big = cluster.master.submit(TaskSpec.python("nap.py").taskId("big").owner("alice").gpus(8).build());
+        long submitted = big.getRecord().getHistory().get(0).getAtMillis();
+        io.rlscheduler.core.Reservation[] seen = new io.rlscheduler.core.Reservation[1];
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).until(() -> {
+            List<io.rlscheduler.core.Reservation> r = cluster.master.sharing().reservations();
+            if (!r.isEmpty()) {
+                seen[0] = r.get(0);
+            }
+            return seen[0] != null || big.getRecord().getState() != TaskState.QUEUED;
+        });
+        TaskResult done = big.result().get(60, TimeUnit.SECONDS);
+        assertThat(done.getState()).isEqualTo(TaskState.SUCCEEDED);
+        long started = assignedAt(done.getRecord());
+        assertThat(seen[0]).as("a reservation was seen before big started").isNotNull();
+        assertThat(seen[0].getTaskId()).isEqualTo("big");
+        assertThat(seen[0].getWorkerId()).isEqualTo("big-box");
+        long reservedAt = seen[0].getSince().toEpochMilli();
+        assertThat(reservedAt - submitted).as("reserved once it had waited the reserve time").isGreaterThanOrEqualTo(2000);
+        // While reserved, big-box took none of the stream: the runs it held drained, then big started.
+        int startedWhileReserved = 0;
+        long lastEnd = 0;
+        for (TaskHandle run : stream) {
+            TaskRecord r = run.getRecord();
+            if (r.getState() == TaskState.QUEUED) {
+                continue;
+            }
+            long at = assignedAt(r);
+            if (at > reservedAt && at < started) {
+                startedWhileReserved++;
+            }
+            if (at <= reservedAt) {
+                lastEnd = Math.max(lastEnd, r.getHistory().stream().filter(t -> t.getTo().isTerminal())
+                        .mapToLong(TaskTransition::getAtMillis).max().orElse(at));
+            }
+        }
+        System.out.printf("reservation end to end: big waited %d ms (reserve time 2000 ms): reserved after %d ms, started"
+                + " %d ms after that, %d ms after the last of the runs begun before it had ended%n",
+                started - submitted, reservedAt - submitted, started - reservedAt, started - lastEnd);
+        assertThat(startedWhileReserved).isZero();
+        assertThat(started).as("big started once the runs begun before the reservation had ended").isGreaterThanOrEqualTo(lastEnd);
+        for (TaskHandle run : stream) {
+            run.cancel();
+        }
+    }
 }
