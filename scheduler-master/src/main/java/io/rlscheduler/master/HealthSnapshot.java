@@ -47,13 +47,25 @@ public final class HealthSnapshot {
     record LimitCounts(long throttledReads, long openAttemptRefusals, long logsCut, long idleCloses) {
     }
     private final Map<RejectReason, Long> refusedHellos;
+    private final SharingRepairs sharingRepairs;
+
+    /**
+     * The repair passes of the sharing between owners this master ran since start.
+     *
+     * @param passes      passes run, failed ones included
+     * @param corrections figures that disagreed with the task records and were corrected
+     * @param failures    passes that failed (Redis away)
+     */
+    public record SharingRepairs(long passes, long corrections, long failures) {
+    }
 
     HealthSnapshot(String masterId, boolean leader, String transport, int connectedWorkers, Map<WorkerState, Integer> workersByState,
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
                    List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, LimitCounts limitCounts,
-                   Map<RejectReason, Long> refusedHellos) {
+                   Map<RejectReason, Long> refusedHellos, SharingRepairs sharingRepairs) {
+        this.sharingRepairs = sharingRepairs;
         this.masterId = masterId;
         this.leader = leader;
         this.transport = transport;
@@ -87,6 +99,13 @@ public final class HealthSnapshot {
         refused.putAll(refusedHellos);
         this.refusedHellos = Collections.unmodifiableMap(refused);
     }
+
+    /**
+     * Returns the repair passes of the sharing between owners this master ran (the leader runs one
+     * every {@code sharingRepairInterval}) and how many figures they corrected: above zero, something
+     * outside the scripts changed the owners' counters (see the master's WARN log for which).
+     */
+    public SharingRepairs getSharingRepairs() { return sharingRepairs; }
 
     /** Returns this master's id. */
     public String getMasterId() { return masterId; }
@@ -211,6 +230,6 @@ public final class HealthSnapshot {
                 + ", logSyncBacklog=" + logSyncBacklog + ", openLogFiles=" + openLogFiles + ", logFollowers=" + logFollowers
                 + ", logUploadsPending=" + logUploadsPending + ", logUploadsRefused=" + logUploadsRefused + ", limits=" + limitCounts
                 + ", workerUsage=" + connectedWorkerUsage + ", holderRefusals=" + holderRefusals
-                + ", refusedHellos=" + refusedHellos + '}';
+                + ", refusedHellos=" + refusedHellos + ", sharingRepairs=" + sharingRepairs + '}';
     }
 }

@@ -10,6 +10,7 @@ import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.HolderStats;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
+import io.rlscheduler.master.internal.SharingRepair;
 import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.log.TaskLogManager;
 import io.rlscheduler.master.internal.TaskWatcher;
@@ -40,6 +41,7 @@ final class MasterHealth {
     private final LeaderElector elector;
     private final Dispatcher dispatcher;
     private final Reaper reaper;
+    private final SharingRepair repair;
     private final TaskWatcher watcher;
     private final TaskLogManager logs;
     private final HolderStats holderStats;
@@ -48,7 +50,8 @@ final class MasterHealth {
 
     MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
                  Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HolderStats holderStats,
-                 WorkerLimits workerLimits, HelloRefusals refusals) {
+                 WorkerLimits workerLimits, HelloRefusals refusals, SharingRepair repair) {
+        this.repair = repair;
         this.holderStats = holderStats;
         this.masterId = masterId;
         this.core = core;
@@ -90,7 +93,8 @@ final class MasterHealth {
                         holderStats.unknownTask(), holderStats.disconnects()),
                 new HealthSnapshot.LimitCounts(workerLimits.getThrottledReads(),
                         workerLimits.getOpenAttemptRefusals(), logs.logsCut(), workerLimits.getIdleCloses()),
-                refusals.snapshot());
+                refusals.snapshot(), new HealthSnapshot.SharingRepairs(repair.getPasses(), repair.getCorrections(),
+                        repair.getFailures()));
     }
 
     /** What the connected workers' last heartbeats said of their machines, by worker id. */

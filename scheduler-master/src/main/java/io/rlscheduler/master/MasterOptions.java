@@ -32,6 +32,7 @@ import java.util.Optional;
  *  ioThreads          min(4, cores)           RPC event loops, 1 to 256
  *  dispatchBatch      16                      assignments per worker per dispatch round, 1 to 1000
  *  reapInterval       500 ms                  reaper period, 1 ms to 1 h
+ *  sharingRepairInterval  10 min              period of the sharing's repair pass (the leader's), 1 s to 1 day
  *  dispatchInterval   1 s                     backstop dispatch round period, 1 ms to 1 h
  *  handshakeTimeout   10 s                    time a new connection has to authenticate, 10 ms to 1 h
  *  apiTimeout         30 s                    bound of the blocking API methods, 1 ms to 1 day
@@ -71,6 +72,8 @@ public final class MasterOptions {
      * task lease plus about half a second (a pass with nothing due is one cheap script run).
      */
     public static final Duration DEFAULT_REAP_INTERVAL = Duration.ofMillis(500);
+    /** Default period of the repair pass of the sharing between owners. */
+    public static final Duration DEFAULT_SHARING_REPAIR_INTERVAL = Duration.ofMinutes(10);
     /** Default period of the backstop dispatch round (dispatch is event-driven; this only catches up). */
     public static final Duration DEFAULT_DISPATCH_INTERVAL = Duration.ofSeconds(1);
     /** Default time a new connection has to authenticate. */
@@ -118,6 +121,7 @@ public final class MasterOptions {
     private final int ioThreads;
     private final int dispatchBatch;
     private final Duration reapInterval;
+    private final Duration sharingRepairInterval;
     private final Duration dispatchInterval;
     private final Duration handshakeTimeout;
     private final Duration apiTimeout;
@@ -148,6 +152,7 @@ public final class MasterOptions {
         this.ioThreads = b.ioThreads;
         this.dispatchBatch = b.dispatchBatch;
         this.reapInterval = b.reapInterval;
+        this.sharingRepairInterval = b.sharingRepairInterval;
         this.dispatchInterval = b.dispatchInterval;
         this.handshakeTimeout = b.handshakeTimeout;
         this.apiTimeout = b.apiTimeout;
@@ -189,6 +194,7 @@ public final class MasterOptions {
         b.ioThreads = ioThreads;
         b.dispatchBatch = dispatchBatch;
         b.reapInterval = reapInterval;
+        b.sharingRepairInterval = sharingRepairInterval;
         b.dispatchInterval = dispatchInterval;
         b.handshakeTimeout = handshakeTimeout;
         b.apiTimeout = apiTimeout;
@@ -234,6 +240,7 @@ public final class MasterOptions {
     public int getIoThreads() { return ioThreads; }
     public int getDispatchBatch() { return dispatchBatch; }
     public Duration getReapInterval() { return reapInterval; }
+    public Duration getSharingRepairInterval() { return sharingRepairInterval; }
     public Duration getDispatchInterval() { return dispatchInterval; }
     public Duration getHandshakeTimeout() { return handshakeTimeout; }
     public Duration getApiTimeout() { return apiTimeout; }
@@ -277,6 +284,7 @@ public final class MasterOptions {
                 + ", coreOptions=" + coreOptions + ", logDirectory=" + logDirectory + ", artifactStore=" + getArtifactStore()
                 + ", artifactStoreSettings=" + artifactStoreSettings.keySet() + ", ioThreads=" + ioThreads
                 + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
+                + ", sharingRepairInterval=" + sharingRepairInterval
                 + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
                 + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
                 + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly
@@ -299,6 +307,7 @@ public final class MasterOptions {
         private int ioThreads = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
         private int dispatchBatch = DEFAULT_DISPATCH_BATCH;
         private Duration reapInterval = DEFAULT_REAP_INTERVAL;
+        private Duration sharingRepairInterval = DEFAULT_SHARING_REPAIR_INTERVAL;
         private Duration dispatchInterval = DEFAULT_DISPATCH_INTERVAL;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Duration apiTimeout = DEFAULT_API_TIMEOUT;
@@ -391,6 +400,18 @@ public final class MasterOptions {
         /** Sets the assignments per worker per dispatch round, 1 to 1000; default 16. */
         public Builder dispatchBatch(int batch) {
             this.dispatchBatch = Checks.range(batch, 1, 1000, "dispatchBatch");
+            return this;
+        }
+
+        /**
+         * Sets the period of the repair pass of the sharing between owners, which the leader runs:
+         * it rebuilds the owners' counters, queues and
+         * reservations from the task records where they disagree, and counts its corrections in
+         * {@code health()}. 1 s to 1 day; default 10 min.
+         */
+        public Builder sharingRepairInterval(Duration interval) {
+            this.sharingRepairInterval = Checks.range(interval, Duration.ofSeconds(1), Duration.ofDays(1),
+                    "sharingRepairInterval");
             return this;
         }
 

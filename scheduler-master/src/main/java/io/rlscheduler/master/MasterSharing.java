@@ -11,11 +11,18 @@ import java.util.Objects;
 final class MasterSharing implements Sharing {
 
     private final OwnerRecords records;
+    private final io.rlscheduler.master.internal.SharingRepair repair;
     private final MasterHealth.Await await;
 
-    MasterSharing(OwnerRecords records, MasterHealth.Await await) {
+    MasterSharing(OwnerRecords records, io.rlscheduler.master.internal.SharingRepair repair, MasterHealth.Await await) {
         this.records = records;
+        this.repair = repair;
         this.await = await;
+    }
+
+    @Override
+    public List<io.rlscheduler.core.SharingCorrection> repair() {
+        return await.await(repair.run()).corrections();
     }
 
     @Override

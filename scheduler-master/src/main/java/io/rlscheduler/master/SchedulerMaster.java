@@ -28,6 +28,7 @@ import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.HolderStats;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
+import io.rlscheduler.master.internal.SharingRepair;
 import io.rlscheduler.master.internal.RpcServer;
 import io.rlscheduler.master.internal.MasterContext;
 import io.rlscheduler.master.internal.OpenAttemptIndex;
@@ -186,7 +187,6 @@ public final class SchedulerMaster implements AutoCloseable {
                     options.getHandshakeTimeout());
             watcher.addListener(auth.revocations());
             workerKeys = new MasterWorkerKeys(core.workerKeys(), this::await);
-            sharing = new MasterSharing(core.owners(), this::await);
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
                     openAttempts, auth);
@@ -198,8 +198,10 @@ public final class SchedulerMaster implements AutoCloseable {
                 return t;
             });
             reaper = new Reaper(core, elector::current, dispatcher, timers);
+            SharingRepair repair = new SharingRepair(core.owners(), elector::current, dispatcher::taskQueued);
+            sharing = new MasterSharing(core.owners(), repair, this::await);
             health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats,
-                    workerLimits, auth.refusals());
+                    workerLimits, auth.refusals(), repair);
             timers.scheduleWithFixedDelay(holders::sweep, 1, 1, TimeUnit.MINUTES);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));
@@ -210,6 +212,8 @@ public final class SchedulerMaster implements AutoCloseable {
             timers.scheduleWithFixedDelay(reaper::reapOnce, reap, reap, TimeUnit.MILLISECONDS);
             long backstop = options.getDispatchInterval().toMillis();
             timers.scheduleWithFixedDelay(dispatcher::backstop, backstop, backstop, TimeUnit.MILLISECONDS);
+            long repairEvery = options.getSharingRepairInterval().toMillis();
+            timers.scheduleWithFixedDelay(repair::runOnce, repairEvery, repairEvery, TimeUnit.MILLISECONDS);
             log.info("master {} listening on {} ({}, {}), namespace {}", masterId, rpc.localAddress(), rpc.transportName(),
                     options.getTls().map(t -> "TLS, client certificates " + t.getClientAuth()).orElse("plaintext"),
                     coreOptions.getNamespace());
@@ -693,6 +697,12 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#dispatchBatch}. */
         public Builder dispatchBatch(int batch) {
             options.dispatchBatch(batch);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#sharingRepairInterval}. */
+        public Builder sharingRepairInterval(Duration interval) {
+            options.sharingRepairInterval(interval);
             return this;
         }
 

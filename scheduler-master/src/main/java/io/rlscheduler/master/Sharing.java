@@ -67,6 +67,18 @@ public interface Sharing {
     /** Returns the reservations now, oldest first. */
     List<io.rlscheduler.core.Reservation> reservations();
 
+    /**
+     * Runs the repair pass now (the leader runs it every {@code sharingRepairInterval} too): the
+     * owners' held GPUs, running and queued counts, owner queues and reservations are rebuilt from
+     * the task records where they disagree. They are kept by the same scripts that move tasks, so
+     * a correction means something outside them went wrong (a hand edit of Redis, data of an older
+     * version); each is logged and counted in {@code health().getSharingRepairs()}. The queue's
+     * side is checked only while the queue holds at most 50,000 tasks (one script run reads them).
+     *
+     * @return what it corrected; empty when everything agreed
+     */
+    List<io.rlscheduler.core.SharingCorrection> repair();
+
     /** Returns every owner that ever submitted, by name: its limits as they apply, usage, held GPUs, running and queued tasks. */
     List<OwnerShare> shares();
 }

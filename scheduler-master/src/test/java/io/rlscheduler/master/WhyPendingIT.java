@@ -257,6 +257,23 @@ class WhyPendingIT {
     }
 
     @Test
+    void theRepairPassCorrectsAHandEditedCounterAndHealthCountsIt(RedisNamespace ns) throws Exception {
+        submit(task("a1").owner("alice").gpus(1));
+        assertThat(leader.sharing().repair()).isEmpty();
+        try (var c = client.connect()) {
+            c.sync().hset("{" + ns.name() + "}:queue:own:alice", "queued", "5");
+        }
+        assertThat(leader.sharing().repair()).extracting(Object::toString).containsExactly("alice queued: 5 -> 1");
+        assertThat(leader.health().getSharingRepairs()).satisfies(r -> {
+            assertThat(r.passes()).isGreaterThanOrEqualTo(2);
+            assertThat(r.corrections()).isEqualTo(1);
+            assertThat(r.failures()).isZero();
+        });
+        assertThat(leader.sharing().shares()).extracting(OwnerShare::getOwner, OwnerShare::getQueued)
+                .containsExactly(tuple("alice", 1));
+    }
+
+    @Test
     void withoutALeaderNothingIsDispatched() throws Exception {
         register("w1", Map.of(), 0, 1);
         submit(task("t1"));

@@ -26,6 +26,7 @@ public final class OwnerRecords {
     static final LuaScript OWNER_LIMITS = LuaScript.load("owner_limits");
     static final LuaScript FAIR_SETTINGS = LuaScript.load("fair_settings");
     static final LuaScript SHARES = LuaScript.load("shares");
+    static final LuaScript REPAIR = LuaScript.load("owners_repair");
 
     /** Owner names as TaskDefinition takes them. */
     private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9._@-]{1,64}");
@@ -145,6 +146,34 @@ public final class OwnerRecords {
                         RedisFailures.translated(redis.zcount(other,
                                 Range.from(Range.Boundary.unbounded(), Range.Boundary.excluding(score))), timeout),
                         (rank, before) -> rank == null ? -1L : rank + before));
+    }
+
+    /**
+     * Rebuilds the owners' counters, owner queues, fair sets and reservations from the task records
+     * where they disagree (owners_repair.lua), and returns what it corrected. What workers hold is
+     * always checked; what waits only while the queue holds at most {@code maxQueue} tasks (one
+     * script run reads them all, and Redis serves nobody else meanwhile).
+     */
+    public CompletableFuture<Repair> repair(int maxQueue) {
+        return REPAIR.run(redis, keys.core(), Integer.toString(maxQueue), eventsMax).thenApply(reply -> {
+            JsonNode r = Replies.parse(reply);
+            List<io.rlscheduler.core.SharingCorrection> fixed = new ArrayList<>();
+            for (JsonNode f : r.path("fixed")) {
+                fixed.add(new io.rlscheduler.core.SharingCorrection(f.path("owner").asText(), f.path("field").asText(),
+                        f.path("was").asText(), f.path("now").asText()));
+            }
+            return new Repair(fixed, r.path("queue_checked").asBoolean(), r.path("tasks_checked").asLong());
+        });
+    }
+
+    /**
+     * What a repair pass did.
+     *
+     * @param corrections  what disagreed with the task records, now corrected
+     * @param queueChecked whether the queue's side was checked (the queue was not longer than asked)
+     * @param tasksChecked how many task records were read
+     */
+    public record Repair(List<io.rlscheduler.core.SharingCorrection> corrections, boolean queueChecked, long tasksChecked) {
     }
 
     /** Every owner's share, with the settings they were figured with. */

@@ -182,6 +182,63 @@ class FairShareIT {
     }
 
     @Test
+    void theRepairPassFindsNothingAfterRealWorkAndRebuildsWhatAHandEditBroke(RedisClient client, RedisNamespace ns) {
+        open(client, ns);
+        register("w1", 0, 1);
+        for (int i = 0; i < 3; i++) {
+            submit("a" + i, "alice", 1);
+        }
+        submit("b0", "bob", 1);
+        submit("b1", "bob", 0);
+        submit("big", "bob", 2);
+        List<Assignment> running = claim("w1", 1);
+        finish("w1", running.get(0));
+        running = claim("w1", 2);
+        assertThat(running).hasSize(2);
+        join(core.cancel("b1", "changed my mind"));
+        // The scripts keep every figure exact: a pass after real work corrects nothing.
+        assertThat(join(core.owners().repair(1000)).corrections()).isEmpty();
+        OwnerShare aliceBefore = share("alice");
+        OwnerShare bobBefore = share("bob");
+
+        String q = "{" + ns.name() + "}:queue";
+        String queuedOfAlice = CoreFixture.record(core, "a2").getState() == TaskState.QUEUED ? "a2" : "a1";
+        try (var c = client.connect()) {
+            var redisCommands = c.sync();
+            redisCommands.hset(q + ":own:alice", "gpus", "7");
+            redisCommands.hdel(q + ":own:bob", "queued");
+            redisCommands.zrem(q + ":g:alice", queuedOfAlice);  // as data of a version without owner queues
+            redisCommands.zadd(q + ":c:bob", 1.0, "ghost");      // an entry without a task
+        }
+        OwnerRecords.Repair repair = join(core.owners().repair(1000));
+        assertThat(repair.queueChecked()).isTrue();
+        assertThat(repair.corrections()).extracting(io.rlscheduler.core.SharingCorrection::toString)
+                .containsExactlyInAnyOrder("alice gpus: 7 -> " + aliceBefore.getHeldGpus(),
+                        "bob queued: 0 -> " + bobBefore.getQueued(),
+                        "alice queue:g: without " + queuedOfAlice + " -> with " + queuedOfAlice,
+                        "bob queue:c: with ghost -> without ghost");
+        for (OwnerShare before : List.of(aliceBefore, bobBefore)) {
+            assertThat(share(before.getOwner())).extracting(OwnerShare::getHeldGpus, OwnerShare::getRunning,
+                    OwnerShare::getQueued).containsExactly(before.getHeldGpus(), before.getRunning(), before.getQueued());
+        }
+        assertThat(join(core.owners().repair(1000)).corrections()).as("a second pass").isEmpty();
+        // A queue longer than the pass may read: only what workers hold is checked.
+        assertThat(join(core.owners().repair(1)).queueChecked()).isFalse();
+        // The task put back in alice's queue is claimed again once a GPU is free.
+        for (Assignment a : running) {
+            finish("w1", a);
+        }
+        List<String> claimed = new ArrayList<>();
+        for (int i = 0; i < 4 && claimed.size() < 3; i++) {
+            for (Assignment a : claim("w1", 2)) {
+                claimed.add(a.getTaskId());
+                finish("w1", a);
+            }
+        }
+        assertThat(claimed).contains(queuedOfAlice);
+    }
+
+    @Test
     void anOwnerOfWeightTwoGetsTwoOfEveryThreeSlots(RedisClient client, RedisNamespace ns) {
         open(client, ns);
         // Each attempt ends within its minimum charge, so each costs exactly one slot-minute: the
