@@ -15,7 +15,8 @@ public final class Benchmarks {
             new Heartbeats(),
             new CheckpointThroughput(CheckpointThroughput.Kind.DIRECTORY),
             new CheckpointThroughput(CheckpointThroughput.Kind.S3),
-            new Resume());
+            new Resume(),
+            new FairShare());
 
     private Benchmarks() {
     }

@@ -155,7 +155,7 @@ public final class DispatchLatency implements EndToEndBenchmark {
     }
 
     /** The figures of one paced batch. */
-    private record Run(Stats latency, Stats submitted, double achievedRate, double maxLagMillis, double drainMillis,
+    record Run(Stats latency, Stats submitted, double achievedRate, double maxLagMillis, double drainMillis,
                        double startRate) {
         /** Whether the tasks started more slowly than they were submitted: a growing backlog. */
         boolean saturated(int rate) {
@@ -169,9 +169,16 @@ public final class DispatchLatency implements EndToEndBenchmark {
      */
     private static Run paced(SchedulerMaster master, NoopExecutor executor, String prefix, int n, int rate)
             throws InterruptedException {
+        return paced(master, executor, prefix, n, rate, i -> "anonymous");
+    }
+
+    /** As {@link #paced(SchedulerMaster, NoopExecutor, String, int, int)}, task {@code i} owned by {@code owner.apply(i)}. */
+    static Run paced(SchedulerMaster master, NoopExecutor executor, String prefix, int n, int rate,
+                     java.util.function.IntFunction<String> owner) throws InterruptedException {
         TaskSpec[] specs = new TaskSpec[n];
         for (int i = 0; i < n; i++) {
-            specs[i] = TaskSpec.python("noop.py").taskId(DispatchThroughput.taskId(prefix, i)).cpuSlots(1).gpus(0).build();
+            specs[i] = TaskSpec.python("noop.py").taskId(DispatchThroughput.taskId(prefix, i)).cpuSlots(1).gpus(0)
+                    .owner(owner.apply(i)).build();
         }
         long[] submitNanos = new long[n];
         long[] answeredNanos = new long[n];

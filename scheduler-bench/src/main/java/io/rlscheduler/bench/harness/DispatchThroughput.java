@@ -143,6 +143,12 @@ public final class DispatchThroughput implements EndToEndBenchmark {
      * returns the nanoseconds from the first submit to the SUCCEEDED event of the last task.
      */
     static long runBatch(SchedulerMaster master, String prefix, int n, int inflight) throws InterruptedException {
+        return runBatch(master, prefix, n, inflight, i -> "anonymous");
+    }
+
+    /** As {@link #runBatch(SchedulerMaster, String, int, int)}, task {@code i} owned by {@code owner.apply(i)}. */
+    static long runBatch(SchedulerMaster master, String prefix, int n, int inflight,
+                         java.util.function.IntFunction<String> owner) throws InterruptedException {
         Semaphore window = new Semaphore(inflight);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         try (Completions done = new Completions(master, prefix, n)) {
@@ -152,7 +158,8 @@ public final class DispatchThroughput implements EndToEndBenchmark {
                 if (failure.get() != null) {
                     throw new IllegalStateException("submit failed", failure.get());
                 }
-                TaskSpec spec = TaskSpec.python("noop.py").taskId(taskId(prefix, i)).cpuSlots(1).gpus(0).build();
+                TaskSpec spec = TaskSpec.python("noop.py").taskId(taskId(prefix, i)).cpuSlots(1).gpus(0)
+                        .owner(owner.apply(i)).build();
                 master.submitAsync(spec).whenComplete((handle, error) -> {
                     window.release();
                     if (error != null) {

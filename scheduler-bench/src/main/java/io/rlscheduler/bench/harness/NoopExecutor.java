@@ -26,6 +26,18 @@ public final class NoopExecutor implements TaskExecutor {
     private static final ExecutionResult SUCCESS = new ExecutionResult(0, StopReason.NONE, "");
 
     private final ConcurrentHashMap<String, Long> firstStart = new ConcurrentHashMap<>();
+    /** How long each attempt holds its slot before it ends; zero: it ends at once. */
+    private final Duration hold;
+
+    /** Attempts that end at once. */
+    public NoopExecutor() {
+        this(Duration.ZERO);
+    }
+
+    /** Attempts that hold their slot for {@code hold} (on no thread: a timer ends them), then end with exit code 0. */
+    public NoopExecutor(Duration hold) {
+        this.hold = hold;
+    }
     private final LongAdder starts = new LongAdder();
     private final LongAdder repeated = new LongAdder();
 
@@ -36,7 +48,23 @@ public final class NoopExecutor implements TaskExecutor {
             repeated.increment();
         }
         starts.increment();
-        return new Done();
+        if (hold.isZero()) {
+            return new Done();
+        }
+        CompletableFuture<ExecutionResult> end = new CompletableFuture<>();
+        CompletableFuture.delayedExecutor(hold.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS)
+                .execute(() -> end.complete(SUCCESS));
+        return new TaskExecution() {
+            @Override
+            public CompletableFuture<ExecutionResult> completion() {
+                return end;
+            }
+
+            @Override
+            public void stop(StopReason reason, Duration grace) {
+                end.complete(new ExecutionResult(143, reason, "stopped: " + reason));
+            }
+        };
     }
 
     /**

@@ -1,0 +1,222 @@
+package io.rlscheduler.bench.harness;
+
+import io.rlscheduler.core.OwnerLimits;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.master.TaskSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+
+/**
+ * {@code fair-share}: what the sharing between owners does for a colleague, and what it costs the
+ * dispatch path.
+ *
+ * <p><b>Wait.</b> One owner submits a sweep of {@code sweep} tasks, each holding its CPU slot for
+ * {@code taskMs} (an in-JVM executor: no process), on {@code waitWorkers} workers of one slot each;
+ * once {@code sweepStarted} of them have started, another owner submits one task. The figure is
+ * that task's wait from its submission to its start, in units of a task's length (goal: at most 1,
+ * the next free slot). First-come would have put it behind the rest of the sweep; that wait is
+ * printed beside it.
+ *
+ * <p><b>Cost, on against off, in the same run on one cluster</b> (no-op tasks, as
+ * dispatch-throughput and dispatch-latency): "off" is every task of one owner with no limits, so
+ * the sharing has one owner to order and nothing to check; "on" spreads the tasks over
+ * {@code owners} owners of different weights, each with every limit set (high enough not to stop
+ * anything: the checks run, the tasks flow). The claim scripts are the same code either way; there
+ * is no switch that removes them. Throughput: {@code pairs} pairs of batches of {@code tasks},
+ * alternating off and on, the median of the on/off ratios (goal ≥ 0.9). Latency: a paced batch of
+ * {@code rate} tasks/s for {@code seconds} each way, submit to start, p50 and p99 (goal: p99 within
+ * 1 ms of off).
+ */
+public final class FairShare implements EndToEndBenchmark {
+
+    @Override
+    public String name() {
+        return "fair-share";
+    }
+
+    @Override
+    public String description() {
+        return "a colleague's one task behind another owner's sweep, its wait in task lengths; dispatch with"
+                + " many owners and limits against one owner without";
+    }
+
+    @Override
+    public List<Param> parameters() {
+        List<Param> own = List.of(
+                new Param("sweep", "2000", "tasks of the sweep"),
+                new Param("sweepStarted", "100", "sweep tasks started before the colleague submits"),
+                new Param("taskMs", "50", "how long each sweep task holds its slot, ms"),
+                new Param("waitWorkers", "4", "workers of the wait part, one CPU slot each"),
+                new Param("owners", "8", "owners the 'on' batches are spread over"),
+                new Param("tasks", "20000", "tasks per throughput batch"),
+                new Param("pairs", "3", "off/on pairs of throughput batches"),
+                new Param("warmup", "5000", "tasks per warm-up round (not measured)"),
+                new Param("warmupRounds", "8", "most warm-up rounds"),
+                new Param("inflight", "2000", "most submissions awaiting their answer"),
+                new Param("rate", "1000", "tasks/s of the latency batches (dispatch-latency's default)"),
+                new Param("seconds", "10", "seconds of each latency batch"));
+        return java.util.stream.Stream.concat(own.stream(), LocalCluster.PARAMETERS.stream()).toList();
+    }
+
+    @Override
+    public BenchResult run(BenchParams p) throws Exception {
+        Map<String, Object> params = new LinkedHashMap<>(p.asMap());
+        double waitInTasks = waitPart(p, params);
+        costPart(p, params);
+        params.put("goal", "wait <= 1 task length; throughput on/off >= 0.9; latency p99 on - off <= 1 ms");
+        params.put("machine", Machine.describe());
+        return new BenchResult(name(), "task lengths", Stats.round3(waitInTasks), "one task's length (the next free slot)",
+                1.0, params);
+    }
+
+    /** The colleague's wait behind the sweep, in task lengths. */
+    private double waitPart(BenchParams p, Map<String, Object> params) throws Exception {
+        int sweep = p.getInt("sweep", 1);
+        int started = Math.min(p.getInt("sweepStarted", 1), sweep - 1);
+        int taskMs = p.getInt("taskMs", 1);
+        int workers = p.getInt("waitWorkers", 1);
+        NoopExecutor executor = new NoopExecutor(Duration.ofMillis(taskMs));
+        LocalCluster.Settings base = LocalCluster.Settings.from(p, executor);
+        LocalCluster.Settings settings = new LocalCluster.Settings(workers, 1, executor, base.dispatchBatch(), base.aof(),
+                base.workParent(), base.tls());
+        try (LocalCluster cluster = LocalCluster.start(settings)) {
+            SchedulerMaster master = cluster.master();
+            System.out.printf(Locale.ROOT, "# %s, wait: %d workers x 1 slot; a sweep of %,d tasks of %d ms by 'sweep',"
+                    + " then one task by 'colleague' once %d have started%n", name(), workers, sweep, taskMs, started);
+            Semaphore window = new Semaphore(1000);
+            for (int i = 0; i < sweep; i++) {
+                window.acquire();
+                master.submitAsync(TaskSpec.python("noop.py").taskId(DispatchThroughput.taskId("sweep-", i)).cpuSlots(1)
+                        .gpus(0).owner("sweep").build()).whenComplete((h, e) -> window.release());
+            }
+            window.acquire(1000);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (executor.distinctTasks() < started) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the sweep did not start " + started + " tasks in 120 s");
+                }
+                Thread.sleep(5); // polling the executor's count, outside any measured interval
+            }
+            long submitted = System.nanoTime();
+            master.submit(TaskSpec.python("noop.py").taskId("colleague-0").cpuSlots(1).gpus(0).owner("colleague").build());
+            while (executor.startNanos("colleague-0") < 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the colleague's task did not start");
+                }
+                Thread.sleep(1);
+            }
+            long waited = executor.startNanos("colleague-0") - submitted;
+            long sweepStartedThen = executor.distinctTasks() - 1;
+            double inTasks = waited / 1e6 / taskMs;
+            double firstCome = (double) (sweep - sweepStartedThen) / workers;
+            System.out.printf(Locale.ROOT, "# measured: the colleague's task started %.1f ms after its submission: %.2f task"
+                    + " lengths (goal <= 1); first-come, it would have waited behind %,d tasks: about %.0f task lengths%n",
+                    waited / 1e6, inTasks, sweep - sweepStartedThen, firstCome);
+            params.put("wait_ms", Stats.round3(waited / 1e6));
+            params.put("wait_task_lengths", Stats.round3(inTasks));
+            params.put("first_come_wait_task_lengths", Stats.round1(firstCome));
+            params.put("wait_goal_met", inTasks <= 1.0);
+            for (int i = 0; i < sweep; i++) {
+                String id = DispatchThroughput.taskId("sweep-", i);
+                if (executor.startNanos(id) < 0) {
+                    master.task(id).cancel();
+                }
+            }
+            if (executor.repeatedStarts() != 0) {
+                throw new IllegalStateException(executor.repeatedStarts() + " tasks started more than once");
+            }
+        }
+        return ((Number) params.get("wait_task_lengths")).doubleValue();
+    }
+
+    /** Throughput and latency with many owners and limits against one owner without, on one cluster. */
+    private void costPart(BenchParams p, Map<String, Object> params) throws Exception {
+        int owners = p.getInt("owners", 1);
+        int tasks = p.getInt("tasks", 1);
+        int pairs = p.getInt("pairs", 1);
+        int warmup = p.getInt("warmup", 0);
+        int warmupRounds = p.getInt("warmupRounds", 1);
+        int inflight = p.getInt("inflight", 1);
+        int rate = p.getInt("rate", 1);
+        int seconds = p.getInt("seconds", 1);
+        NoopExecutor executor = new NoopExecutor();
+        LocalCluster.Settings settings = LocalCluster.Settings.from(p, executor);
+        IntFunction<String> one = i -> "anonymous";
+        IntFunction<String> many = i -> "owner-" + (i % owners);
+        try (LocalCluster cluster = LocalCluster.start(settings)) {
+            SchedulerMaster master = cluster.master();
+            for (int o = 0; o < owners; o++) {
+                master.sharing().setLimits("owner-" + o, OwnerLimits.builder().weight(1.0 + o % 3).maxGpus(1000)
+                        .maxRunning(100_000).maxQueued(1_000_000).maxGpusPerTask(8).rate(1_000_000.0).burst(1_000_000)
+                        .build());
+            }
+            System.out.printf(Locale.ROOT, "# %s, cost: %d workers x %d slots; off = one owner, no limits; on = %d owners"
+                    + " of weights 1-3, every limit set%n", name(), settings.workers(), settings.cpuSlotsPerWorker(), owners);
+            long run = 0;
+            for (int round = 1; warmup > 0 && round <= warmupRounds; round++) {
+                long jit = Jit.cpuMillis();
+                long t = DispatchThroughput.runBatch(master, "fs-w" + round + "-", warmup, inflight,
+                        round % 2 == 0 ? many : one);
+                run += warmup;
+                double share = (Jit.cpuMillis() - jit) / (t / 1e6);
+                System.out.printf(Locale.ROOT, "# warm-up round %d: %,.0f tasks/s, JIT CPU %.0f%% of a core%n", round,
+                        warmup / (t / 1e9), 100 * share);
+                if (share < Jit.SETTLED_SHARE && round >= 2) {
+                    break;
+                }
+            }
+            List<Double> ratios = new ArrayList<>();
+            List<Double> offRates = new ArrayList<>();
+            List<Double> onRates = new ArrayList<>();
+            for (int pair = 1; pair <= pairs; pair++) {
+                double off = tasks / (DispatchThroughput.runBatch(master, "fs-off" + pair + "-", tasks, inflight, one) / 1e9);
+                double on = tasks / (DispatchThroughput.runBatch(master, "fs-on" + pair + "-", tasks, inflight, many) / 1e9);
+                run += 2L * tasks;
+                offRates.add(Stats.round1(off));
+                onRates.add(Stats.round1(on));
+                ratios.add(on / off);
+                System.out.printf(Locale.ROOT, "# pair %d: off %,.0f tasks/s, on %,.0f tasks/s, on/off %.3f%n", pair, off, on,
+                        on / off);
+            }
+            double ratio = median(ratios);
+            DispatchLatency.Run offLatency = DispatchLatency.paced(master, executor, "fs-loff-", rate * seconds, rate, one);
+            DispatchLatency.Run onLatency = DispatchLatency.paced(master, executor, "fs-lon-", rate * seconds, rate, many);
+            run += 2L * rate * seconds;
+            double p99Off = offLatency.latency().percentileMillis(99);
+            double p99On = onLatency.latency().percentileMillis(99);
+            System.out.printf(Locale.ROOT, "# measured: throughput on/off median %.3f (goal >= 0.9); latency at %d/s:"
+                    + " off p50 %.3f ms p99 %.3f ms, on p50 %.3f ms p99 %.3f ms (goal: p99 within 1 ms)%n", ratio, rate,
+                    offLatency.latency().percentileMillis(50), p99Off, onLatency.latency().percentileMillis(50), p99On);
+            long succeeded = master.listTasks(TaskState.SUCCEEDED, 0, 1).getTotal();
+            if (succeeded != run || executor.repeatedStarts() != 0 || master.queueDepth() != 0) {
+                throw new IllegalStateException("the run was not correct: " + succeeded + " of " + run + " SUCCEEDED, "
+                        + executor.repeatedStarts() + " started twice, queue " + master.queueDepth());
+            }
+            System.out.println("# checked: " + run + " tasks SUCCEEDED in Redis, each started exactly once");
+            params.put("throughput_off_tasks_per_s", offRates);
+            params.put("throughput_on_tasks_per_s", onRates);
+            params.put("throughput_on_off_ratios", ratios.stream().map(Stats::round3).toList());
+            params.put("throughput_on_off_median", Stats.round3(ratio));
+            params.put("latency_off_p50_ms", Stats.round3(offLatency.latency().percentileMillis(50)));
+            params.put("latency_off_p99_ms", Stats.round3(p99Off));
+            params.put("latency_on_p50_ms", Stats.round3(onLatency.latency().percentileMillis(50)));
+            params.put("latency_on_p99_ms", Stats.round3(p99On));
+            params.put("latency_saturated", offLatency.saturated(rate) || onLatency.saturated(rate));
+            params.put("cost_goal_met", ratio >= 0.9 && p99On - p99Off <= 1.0);
+        }
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = values.stream().sorted().toList();
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+}
