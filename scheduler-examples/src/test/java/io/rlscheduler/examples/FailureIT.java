@@ -334,6 +334,42 @@ class FailureIT {
     }
 
     @Test
+    void aLeaderKilledMidSweepLeavesTheOrderFairAndTheOwnersCountsExact() throws Exception {
+        LeaderProcess leader = leaderInItsOwnJvm();
+        SchedulerMaster m2 = standby(dir.resolve("logs-m2"));
+        closing(workerVia("w1", "127.0.0.1:" + leader.port() + ",127.0.0.1:" + m2.getRpcAddress().getPort(), redis.getUri()));
+        List<TaskHandle> sweep = new ArrayList<>();
+        for (int i = 0; i < 15; i++) {
+            sweep.add(m2.submit(TaskSpec.python("nap.py").taskId("alice-" + i).owner("alice").gpus(1).build()));
+        }
+        assertThat(sweep.get(1).result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+        leader.process().kill();
+        await().atMost(WAIT).until(m2::isLeader);
+        // The fair order lives in Redis: the new leader serves bob's one run at the next free slot.
+        long submitted = System.currentTimeMillis();
+        TaskHandle bob = m2.submit(TaskSpec.python("nap.py").taskId("bob-0").owner("bob").gpus(1).build());
+        TaskResult bobs = bob.result().get(60, TimeUnit.SECONDS);
+        assertThat(bobs.getState()).isEqualTo(TaskState.SUCCEEDED);
+        long bobAssigned = bobs.getRecord().getHistory().stream().filter(t -> t.getTo() == TaskState.ASSIGNED)
+                .mapToLong(io.rlscheduler.core.TaskTransition::getAtMillis).min().orElseThrow();
+        long aliceBetween = sweep.stream().map(TaskHandle::getRecord).filter(r -> r.getHistory().stream()
+                .anyMatch(t -> t.getTo() == TaskState.ASSIGNED && t.getAtMillis() > submitted && t.getAtMillis() < bobAssigned))
+                .count();
+        assertThat(aliceBetween).as("alice's runs assigned between bob's submission and his start").isLessThanOrEqualTo(1);
+        for (TaskHandle run : sweep) {
+            run.cancel();
+        }
+        await().atMost(WAIT).until(() -> sweep.stream().allMatch(r -> r.getRecord().getState().isTerminal()));
+        // Held GPUs and running counts came back to zero through the failover; nothing for the repair pass to do.
+        assertThat(m2.sharing().shares()).allSatisfy(s -> {
+            assertThat(s.getHeldGpus()).isZero();
+            assertThat(s.getRunning()).isZero();
+            assertThat(s.getQueued()).isZero();
+        });
+        assertThat(m2.sharing().repair()).isEmpty();
+    }
+
+    @Test
     void standbyWithALogDirectoryOfItsOwnGoesOnWithTheLogAfterTheLinesItNeverGot() throws Exception {
         // A new leader without the lines the old one acknowledged (each master with its own log
         // directory) meets a gap the worker can never fill: its log goes on after them, or the
