@@ -135,6 +135,21 @@ local function claim_run(k_request, k_leader, a)
     end
     return sl
   end
+  -- A task assigned outside pick (a reservation's): out of its owner's slices read by this run.
+  local function forget(st)
+    for _, tier in ipairs(order or {}) do
+      for _, e in ipairs(tier.owners) do
+        if e.owner == st.owner and e.slice then
+          for kind, sl in pairs(e.slice) do
+            for i = #sl, 1, -1 do
+              if sl[i][1] == st.id then table.remove(sl, i) end
+            end
+            if #sl == 0 and sl.full then e.slice[kind] = nil end
+          end
+        end
+      end
+    end
+  end
   local function taken(e, c)
     local sl = e.slice and e.slice[c[3]]
     if not sl then return end
@@ -188,10 +203,21 @@ local function claim_run(k_request, k_leader, a)
       return nil
     end
     if candidates == nil then
+      -- The owners whose oldest big task waited past reserve_after, oldest first (at most 64), each
+      -- with that task: one owner's long sweep of big tasks cannot hide another's.
+      candidates = {}
       local after = sh.fair_config(now_ms).reserve_after
-      candidates = after > 0 and redis.call('ZRANGEBYSCORE', sh.K_BIG, '-inf', now_ms - after, 'LIMIT', 0, 16) or {}
+      if after > 0 then
+        for _, owner in ipairs(redis.call('ZRANGEBYSCORE', sh.K_BIG, '-inf', now_ms - after, 'LIMIT', 0, 64)) do
+          candidates[#candidates + 1] = {owner = owner}
+        end
+      end
     end
-    for _, id in ipairs(candidates) do
+    for _, c in ipairs(candidates) do
+      if c.id == nil and not r.owner[c.owner] then
+        c.id = redis.call('ZRANGE', sh.big_key(c.owner), 0, 0)[1] or false
+      end
+      local id = c.id or ''
       local holder = r.task[id]
       if holder and holder ~= w.id then
         local deadline = tonumber(redis.call('ZSCORE', K_LIVENESS, holder) or '0')
@@ -200,7 +226,7 @@ local function claim_run(k_request, k_leader, a)
           holder = nil
         end
       end
-      if not holder then
+      if not holder and not r.owner[c.owner] and c.id then
         local st = load_task(id)
         if st and st.state == 'QUEUED' and not r.owner[st.owner] and could_run(st, w) and owner_may(st) then
           return st, true
@@ -275,6 +301,7 @@ local function claim_run(k_request, k_leader, a)
                 order = nil
                 return nil -- as above
               elseif fits and not (l.max_gpus ~= nil and counter(owner, 'gpus') + need_gpus > l.max_gpus)
+                  and not (l.max_running ~= nil and counter(owner, 'running') >= l.max_running)
                   and not (l.max_gpus_per_task ~= nil and need_gpus > l.max_gpus_per_task)
                   and (hold == nil or beside(hold, need_cpu, need_mem, need_gpus, cpu, mem, #gpus)) then
                 if depth == 0 then taken(e, c) end
@@ -292,7 +319,7 @@ local function claim_run(k_request, k_leader, a)
   end
 
   local function claim_for(id, session)
-    if dry and not refilled then return {r = 'OK', tasks = {}} end
+    if dry and not refilled and not sh.reserved().worker[id] then return {r = 'OK', tasks = {}} end
     local w = load_worker(id)
     if not w then return {r = 'UNKNOWN_WORKER'} end
     if w.session ~= session then return {r = 'WRONG_SESSION', session = w.session} end
@@ -334,6 +361,7 @@ local function claim_run(k_request, k_leader, a)
           if order == nil then load_order() end
           local err = assign(r)
           if err then return err end
+          forget(r)
         else
           if new then
             sh.reserve(r, id, now_ms)

@@ -122,8 +122,10 @@ end
 --   {ns}:queue:fair    HASH  halflife_ms, min_charge_ms, t0 (the time usage is inflated from),
 --       reserve_after_ms (0: no reservations)
 --   {ns}:queue:owners  SET   every owner that ever submitted
---   {ns}:queue:big     ZSET  claimable queued tasks needing RESERVE_MIN_GPUS or more -> when they
---       were queued (ms): those waiting longer than reserve_after_ms get a reservation
+--   {ns}:queue:big:<owner>  ZSET  the owner's claimable queued tasks needing RESERVE_MIN_GPUS or
+--       more -> when they were queued (ms)
+--   {ns}:queue:big     ZSET  owner -> when its oldest such task was queued: the owners whose oldest
+--       big task waited longer than reserve_after_ms, oldest first, are offered a reservation
 --   {ns}:queue:resv    HASH  the reservations: w:<worker> -> task, t:<task> -> worker|since ms,
 --       o:<owner> -> task (one per owner); the task's record names its worker (reserved_on)
 --
@@ -378,18 +380,23 @@ local function sharing()
     else
       redis.call('HDEL', K_RESV, 'w:' .. worker_id, 't:' .. task_id)
       r.worker[worker_id], r.task[task_id] = nil, nil
-      if st and r.owner[st.owner] == task_id then
-        redis.call('HDEL', K_RESV, 'o:' .. st.owner)
-        r.owner[st.owner] = nil
+      for owner, t in pairs(r.owner) do
+        if t == task_id then
+          redis.call('HDEL', K_RESV, 'o:' .. owner)
+          r.owner[owner] = nil
+        end
       end
     end
   end
+  local function big_key(owner) return K_BIG .. ':' .. owner end
 
   -- Adds a QUEUED task to its owner's queue of claimable tasks (also when it comes back unparked).
   local function owner_enqueue(st, now_ms)
     local kind = kind_of(st)
     if tonumber(st.gpus) >= RESERVE_MIN_GPUS then
-      redis.call('ZADD', K_BIG, fmt(now_ms or now_parts()), st.id)
+      local at = fmt(now_ms or now_parts())
+      redis.call('ZADD', big_key(st.owner), at, st.id)
+      redis.call('ZADD', K_BIG, 'LT', at, st.owner)
     end
     redis.call('ZADD', owner_queue(st.owner, kind), fmt(queue_score(st)), st.id)
     if bump(st.owner, 'q:' .. kind .. ':' .. st.priority, 1) == 1 then
@@ -404,7 +411,14 @@ local function sharing()
   local function owner_dequeue(st)
     local kind = kind_of(st)
     if tonumber(st.gpus) >= RESERVE_MIN_GPUS then
-      redis.call('ZREM', K_BIG, st.id)
+      if redis.call('ZREM', big_key(st.owner), st.id) == 1 then
+        local first = redis.call('ZRANGE', big_key(st.owner), 0, 0, 'WITHSCORES')
+        if #first == 0 then
+          redis.call('ZREM', K_BIG, st.owner)
+        else
+          redis.call('ZADD', K_BIG, first[2], st.owner)
+        end
+      end
       unreserve(st)
     end
     if redis.call('ZREM', owner_queue(st.owner, kind), st.id) == 1 then
@@ -445,7 +459,7 @@ local function sharing()
   end
   S = {K_LIMITS = K_LIMITS, K_FAIRCFG = K_FAIRCFG, K_TIERS = K_TIERS, K_OWNERS = K_OWNERS, K_BIG = K_BIG,
        K_RESV = K_RESV, DEFAULT_HALFLIFE_MS = DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = DEFAULT_MIN_CHARGE_MS,
-       DEFAULT_RESERVE_AFTER_MS = DEFAULT_RESERVE_AFTER_MS, reserved = reserved, reserve = reserve,
+       DEFAULT_RESERVE_AFTER_MS = DEFAULT_RESERVE_AFTER_MS, reserved = reserved, reserve = reserve, big_key = big_key,
        unreserve = unreserve, unreserve_worker = unreserve_worker,
        owner_key = owner_key, owner_queue = owner_queue, fair_key = fair_key, limits_of = limits_of,
        clear_limits = clear_limits, fair_config = fair_config, rebase = rebase, at_limit = at_limit,

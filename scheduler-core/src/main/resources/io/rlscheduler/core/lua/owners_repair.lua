@@ -39,6 +39,21 @@ local queue_checked = redis.call('ZCARD', K_QUEUE) <= max_queue
 local fixed = {}
 local owners = redis.call('SMEMBERS', sh.K_OWNERS)
 if queue_checked then
+  -- A queued task in its owner's queue but not in the queue itself (a hand edit, a bug) goes back
+  -- to the queue first, so that it is counted below and not dropped.
+  for _, owner in ipairs(owners) do
+    for _, kind in ipairs({'g', 'c'}) do
+      for _, id in ipairs(redis.call('ZRANGE', sh.owner_queue(owner, kind), 0, -1)) do
+        if not redis.call('ZSCORE', K_QUEUE, id) then
+          local st = load_task(id)
+          if st and st.state == 'QUEUED' then
+            redis.call('ZADD', K_QUEUE, fmt(queue_score(st)), id)
+            fixed[#fixed + 1] = {owner = st.owner, field = 'queue', was = 'without ' .. id, now = 'with ' .. id}
+          end
+        end
+      end
+    end
+  end
   local members = {}  -- owner queue key -> id -> true, for the entries that should be there
   for _, id in ipairs(redis.call('ZRANGE', K_QUEUE, 0, -1, 'WITHSCORES')) do
     members[#members + 1] = id
@@ -64,8 +79,8 @@ if queue_checked then
           redis.call('ZADD', key, fmt(queue_score(st)), id)
           fixed[#fixed + 1] = {owner = st.owner, field = 'queue:' .. kind, was = 'without ' .. id, now = 'with ' .. id}
         end
-        if tonumber(st.gpus) >= 2 and not redis.call('ZSCORE', sh.K_BIG, id) then
-          redis.call('ZADD', sh.K_BIG, fmt(now_ms), id)
+        if tonumber(st.gpus) >= 2 and not redis.call('ZSCORE', sh.big_key(st.owner), id) then
+          redis.call('ZADD', sh.big_key(st.owner), fmt(now_ms), id)
         end
       end
     end
@@ -83,10 +98,19 @@ if queue_checked then
       end
     end
   end
-  for _, id in ipairs(redis.call('ZRANGE', sh.K_BIG, 0, -1)) do
-    local st = load_task(id)
-    local key = st and sh.owner_queue(st.owner, 'g')
-    if not (st and in_queue[key] and in_queue[key][id]) then redis.call('ZREM', sh.K_BIG, id) end
+  -- Each owner's big tasks, and its place in the owners' queue of big tasks (its oldest).
+  for _, owner in ipairs(owners) do
+    local key = sh.big_key(owner)
+    local claimable = in_queue[sh.owner_queue(owner, 'g')] or {}
+    for _, id in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+      if not claimable[id] then redis.call('ZREM', key, id) end
+    end
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if #first == 0 then
+      redis.call('ZREM', sh.K_BIG, owner)
+    else
+      redis.call('ZADD', sh.K_BIG, first[2], owner)
+    end
   end
 end
 -- The counters: each owner's compared field by field with what the records say.
@@ -125,12 +149,28 @@ for _, owner in ipairs(owners) do
     sh.refresh_owner(owner)
   end
 end
--- Reservations of tasks no longer queued, or of workers no longer registered.
-for worker, task in pairs(sh.reserved().worker) do
+-- Reservations of tasks no longer queued, or of workers no longer live (a claim ends one only
+-- when it meets its task among the candidates), and entries left without their worker's.
+local r = sh.reserved()
+for worker, task in pairs(r.worker) do
   local st = load_task(task)
-  if not (st and st.state == 'QUEUED' and st.reserved_on == worker and redis.call('HEXISTS', K_WORKERS, worker) == 1) then
+  local live = tonumber(redis.call('ZSCORE', K_LIVENESS, worker) or '0') > now_ms
+  if not (st and st.state == 'QUEUED' and st.reserved_on == worker and live) then
     sh.unreserve_worker(worker)
-    fixed[#fixed + 1] = {owner = st and st.owner or '', field = 'reservation', was = worker .. ' for ' .. task, now = 'none'}
+    fixed[#fixed + 1] = {owner = st and st.owner or '', field = 'reservation',
+                         was = worker .. ' for ' .. task .. (live and '' or ' (not live)'), now = 'none'}
+  end
+end
+for task, worker in pairs(r.task) do
+  if r.worker[worker] ~= task then
+    redis.call('HDEL', sh.K_RESV, 't:' .. task)
+    r.task[task] = nil
+  end
+end
+for owner, task in pairs(r.owner) do
+  if not r.task[task] then
+    redis.call('HDEL', sh.K_RESV, 'o:' .. owner)
+    r.owner[owner] = nil
   end
 end
 return reply({r = 'OK', fixed = fixed, queue_checked = queue_checked, tasks_checked = checked})

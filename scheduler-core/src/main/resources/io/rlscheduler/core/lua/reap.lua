@@ -2,7 +2,8 @@
 -- acknowledged in time goes back to the queue; a RUNNING task whose lease expired goes back to
 -- the queue as a lease loss (or FAILED when a limit is exhausted, CANCELLED when cancel was
 -- requested). Each step is conditional on state and deadline inside this one script, so two
--- reapers, or a reaper and a late heartbeat, can never requeue a task twice.
+-- reapers, or a reaper and a late heartbeat, can never requeue a task twice. It also ends the
+-- reservations of workers that are no longer live.
 -- KEYS: the 17 core keys (lib.lua), then
 --   KEYS[18] {ns}:leader  HASH  the masters' leadership lease (leader.lua)
 -- ARGV: [1] max tasks per call  [2] events max length  [3] reaping master id ('' when not a master)
@@ -29,6 +30,14 @@ for _, task_id in ipairs(due) do
     end
     if type(to) == 'table' then return to end
     tally(out, to, task_id)
+  end
+end
+-- A reservation (lib.lua, "Sharing between owners") held by a worker that is no longer live ends
+-- here, so that the next claim of another worker can take it over.
+local sh = sharing()
+if redis.call('EXISTS', sh.K_RESV) == 1 then
+  for worker in pairs(sh.reserved().worker) do
+    if tonumber(redis.call('ZSCORE', K_LIVENESS, worker) or '0') <= now_ms then sh.unreserve_worker(worker) end
   end
 end
 return reply(out)

@@ -171,6 +171,47 @@ class FairShareIT {
         assertThat(join(core.owners().shares()).getReservations()).as("ended once big started").isEmpty();
     }
 
+    @Test
+    void oneOwnersSweepOfBigTasksDoesNotHideAnothersAndADeadWorkersReservationEnds(RedisClient client,
+                                                                                    RedisNamespace ns) {
+        open(client, ns);
+        join(core.owners().setFairShare(null, null, Duration.ofHours(1)));
+        register("w1", 0, 1, 2, 3);
+        register("w2", 0, 1, 2, 3);
+        submit("s1", "sam", 1);
+        submit("s2", "sam", 1);
+        assertThat(claim("w1", 1)).hasSize(1);
+        assertThat(claim("w2", 1)).hasSize(1);
+        for (int i = 0; i < 150; i++) {
+            submit("x" + i, "xavier", 4);
+        }
+        submit("y0", "yvonne", 4);
+        join(core.owners().setFairShare(null, null, Duration.ofMillis(1)));
+        try (var c = client.connect()) {
+            long start = redisMillis(c);
+            await().atMost(Duration.ofSeconds(5)).until(() -> redisMillis(c) > start + 2);
+        }
+        assertThat(claim("w1", 4)).isEmpty();
+        assertThat(claim("w2", 4)).isEmpty();
+        // xavier's 150 waiting big tasks are older, but one reservation each: yvonne's gets the second worker.
+        assertThat(join(core.owners().shares()).getReservations())
+                .extracting(io.rlscheduler.core.Reservation::getTaskId, io.rlscheduler.core.Reservation::getWorkerId)
+                .containsExactly(org.assertj.core.api.Assertions.tuple("x0", "w1"),
+                        org.assertj.core.api.Assertions.tuple("y0", "w2"));
+        // w2 stops being live: the reaper ends its reservation, and the next claim of a worker
+        // that could run y0 takes it over.
+        try (var c = client.connect()) {
+            c.sync().zadd("{" + ns.name() + "}:liveness", 1.0, "w2");
+        }
+        join(core.reap());
+        assertThat(join(core.owners().shares()).getReservations())
+                .extracting(io.rlscheduler.core.Reservation::getTaskId).containsExactly("x0");
+        register("w3", 0, 1, 2, 3, 4, 5, 6, 7);
+        assertThat(claim("w3", 1)).extracting(Assignment::getTaskId).containsExactly("y0");
+        assertThat(CoreFixture.record(core, "y0").getWorkerId()).isEqualTo("w3");
+        assertThat(join(core.owners().repair(1000)).corrections()).isEmpty();
+    }
+
     private static long redisMillis(io.lettuce.core.api.StatefulRedisConnection<String, String> c) {
         List<String> t = c.sync().time();
         return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
@@ -311,6 +352,24 @@ class FairShareIT {
         assertThat(heldGpus("alice")).isEqualTo(4);
         assertThat(share("alice").getHeldGpus()).isEqualTo(4);
         assertThat(share("alice").getRunning()).isEqualTo(4);
+
+        // Lowering the cap never stops running work: alice keeps her 4 GPUs, her attempts untouched,
+        // and gets nothing more until she is under the new cap.
+        Map<String, Long> epochs = new HashMap<>();
+        for (TaskState s : List.of(TaskState.ASSIGNED, TaskState.RUNNING)) {
+            for (TaskRecord r : join(core.listTasks(s, 0, 100)).getTasks()) {
+                if (r.getOwner().equals("alice")) {
+                    epochs.put(r.getTaskId(), r.getEpoch());
+                }
+            }
+        }
+        join(core.owners().setLimits("alice", OwnerLimits.builder().maxGpus(1).build()));
+        assertThat(claim(free.get(3), 1)).isEmpty();
+        assertThat(heldGpus("alice")).isEqualTo(4);
+        epochs.forEach((id, epoch) -> assertThat(CoreFixture.record(core, id)).satisfies(r -> {
+            assertThat(r.getState()).isEqualTo(TaskState.ASSIGNED);
+            assertThat(r.getEpoch()).isEqualTo(epoch);
+        }));
     }
 
     /** The GPUs alice's tasks hold, from the task records themselves. */

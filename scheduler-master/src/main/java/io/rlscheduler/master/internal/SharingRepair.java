@@ -47,7 +47,13 @@ public final class SharingRepair {
         if (leader == null || !leader.isSelf() || !running.compareAndSet(false, true)) {
             return;
         }
-        run().whenComplete((r, e) -> running.set(false));
+        try {
+            run().whenComplete((r, e) -> running.set(false));
+        } catch (RuntimeException e) {
+            running.set(false);
+            failures.incrementAndGet();
+            log.warn("sharing repair pass could not start: {}", e.toString());
+        }
     }
 
     /** Runs one pass now, leader or not, and returns what it corrected. */
