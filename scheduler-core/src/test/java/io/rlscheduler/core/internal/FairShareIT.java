@@ -131,10 +131,7 @@ class FairShareIT {
         assertThat(join(core.owners().shares()).getReservations()).isEmpty();
 
         join(core.owners().setFairShare(null, null, Duration.ofMillis(50)));
-        try (var c = client.connect()) {
-            long start = redisMillis(c);
-            await().atMost(Duration.ofSeconds(5)).until(() -> redisMillis(c) > start + 50);
-        }
+        awaitRedisClock(client, 50);
         // The next claim of a worker with a free GPU reserves it for the oldest waiting big task.
         assertThat(claim("w2", 8)).isEmpty();
         List<io.rlscheduler.core.Reservation> reserved = join(core.owners().shares()).getReservations();
@@ -187,10 +184,7 @@ class FairShareIT {
         }
         submit("y0", "yvonne", 4);
         join(core.owners().setFairShare(null, null, Duration.ofMillis(1)));
-        try (var c = client.connect()) {
-            long start = redisMillis(c);
-            await().atMost(Duration.ofSeconds(5)).until(() -> redisMillis(c) > start + 2);
-        }
+        awaitRedisClock(client, 2);
         assertThat(claim("w1", 4)).isEmpty();
         assertThat(claim("w2", 4)).isEmpty();
         // xavier's 150 waiting big tasks are older, but one reservation each: yvonne's gets the second worker.
@@ -210,6 +204,14 @@ class FairShareIT {
         assertThat(claim("w3", 1)).extracting(Assignment::getTaskId).containsExactly("y0");
         assertThat(CoreFixture.record(core, "y0").getWorkerId()).isEqualTo("w3");
         assertThat(join(core.owners().repair(1000)).corrections()).isEmpty();
+    }
+
+    /** Waits, bounded, until Redis's clock has moved on by more than {@code millis}: a wait is a reserve time's. */
+    private static void awaitRedisClock(RedisClient client, long millis) {
+        try (var c = client.connect()) {
+            long start = redisMillis(c);
+            await().atMost(Duration.ofSeconds(5)).until(() -> redisMillis(c) > start + millis);
+        }
     }
 
     private static long redisMillis(io.lettuce.core.api.StatefulRedisConnection<String, String> c) {
