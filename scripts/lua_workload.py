@@ -101,7 +101,7 @@ def evalsha_usec(redis):
     return 0
 
 
-def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
+def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=False):
     ns = 'lw' + uuid.uuid4().hex[:8]
     prefix = '{%s}:' % ns
     core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
@@ -109,6 +109,14 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
     if 'K_SHAPES' in source(lua_dir, 'lib'):
         core.append(prefix + 'shapes')  # the 17th core key, in trees since parking
     sha = {n: redis('SCRIPT', 'LOAD', source(lua_dir, n)) for n in ['submit', 'register', 'claim', 'ack', 'finish']}
+    names = ['bench'] if owners == 1 else ['bench%d' % i for i in range(owners)]
+    if limits:
+        # --limits: every limit set for every owner, high enough to stop nothing (owner_limits.lua).
+        limits_sha = redis('SCRIPT', 'LOAD', source(lua_dir, 'owner_limits'))
+        for i, o in enumerate(names):
+            limit = {'max_gpus': 1000, 'max_running': 100000, 'max_queued': 1000000, 'max_gpus_per_task': 8,
+                     'rate': 1000000.0, 'burst': 1000000, 'weight': 1.0 + i % 3}
+            redis('EVALSHA', limits_sha, len(core), *core, o, json.dumps(limit), '100000')
     # finish.lua takes the attempt's output line count as a tenth argument since it stores log_lines.
     finish_extra = ['0'] if 'log_lines' in source(lua_dir, 'finish') else []
 
@@ -137,9 +145,12 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
         for i in range(0, n, batch):
             chunk = ids[i:i + batch]
             args = ['100000']
-            for t in chunk:
-                args += [t, '500', '0', '1', '0', '{}', 'bench', uuid.uuid4().hex, '3', '2', spec]
-            answers = script('submit', core + [prefix + 'owner:bench'] * len(chunk), args)
+            owner_keys = []
+            for j, t in enumerate(chunk):
+                o = names[(i + j) % len(names)]
+                args += [t, '500', '0', '1', '0', '{}', o, uuid.uuid4().hex, '3', '2', spec]
+                owner_keys.append(prefix + 'owner:' + o)
+            answers = script('submit', core + owner_keys, args)
             assert all(a['r'] == 'OK' for a in answers), answers
         done = 0
         while done < n:
@@ -171,7 +182,8 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False):
         measuring[0] = False
         stats1, cpu1 = redis.totals()
     finally:
-        keys = core + [prefix + 'owner:bench', prefix + 'worker-keys'] + [prefix + 'workers:res:' + w for w, _ in workers]
+        keys = core + [prefix + 'owner:' + o for o in names] + [prefix + 'worker-keys'] + [
+            prefix + 'workers:res:' + w for w, _ in workers]
         redis('DEL', *keys)
         # Keys of each task's own, should the scripts under test write any (a task record as a
         # hash per task does, see commit b7da5e4).
@@ -200,13 +212,15 @@ def main():
     p.add_argument('--tasks', type=int, default=3000, help='tasks measured per run')
     p.add_argument('--warmup', type=int, default=2000, help='tasks run first, not measured')
     p.add_argument('--batch', type=int, default=8, help='calls per submit, ack and finish run (the bench sees about 8)')
+    p.add_argument('--owners', type=int, default=1, help='owners the tasks are spread over, in turn')
+    p.add_argument('--limits', action='store_true', help='every owner has every limit set (none of them binding)')
     p.add_argument('--by-script', action='store_true',
                    help='also EVALSHA time per task of each script (an INFO call around every script call, not counted '
                         'in EVALSHA time but in Redis CPU: compare the by-script figures, not the CPU, of such runs)')
     a = p.parse_args()
     redis = Redis(a.host, a.port)
     if not a.ab:
-        r = run(redis, a.lua, a.tasks, a.batch, a.warmup, a.by_script)
+        r = run(redis, a.lua, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits)
         print('Redis CPU %.1f us/task, EVALSHA %.1f us/task, %.2f commands/task' % (
             r['redis_cpu_us_per_task'], r['evalsha_us_per_task'], r['commands_per_task']))
         if a.by_script:
@@ -216,7 +230,7 @@ def main():
     results = {0: [], 1: []}
     for _ in range(a.reps):
         for i, d in enumerate(a.ab):
-            results[i].append(run(redis, d, a.tasks, a.batch, a.warmup, a.by_script))
+            results[i].append(run(redis, d, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits))
     for i, d in enumerate(a.ab):
         cpu = sorted(r['redis_cpu_us_per_task'] for r in results[i])
         evalsha = sorted(r['evalsha_us_per_task'] for r in results[i])

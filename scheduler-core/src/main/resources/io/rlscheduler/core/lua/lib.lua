@@ -114,7 +114,7 @@ end
 --   {ns}:queue:own:<owner>  HASH  the owner's counters, kept by the scripts that move its tasks:
 --       gpus, running (held by its ASSIGNED and RUNNING tasks), queued (its QUEUED tasks, parked
 --       ones too), usage (decayed usage, inflated: see charge), tokens and tokens_at (the rate's
---       bucket), q:<g|c>:<priority> (claimable tasks per kind and priority)
+--       bucket: take_token), q:<g|c>:<priority> (claimable tasks per kind and priority)
 --   {ns}:queue:fair:<g|c>:<priority>  ZSET  owner -> usage / weight, for the owners with claimable
 --       tasks of that kind and priority who are not at a limit that stops them taking another
 --   {ns}:queue:tiers  ZSET  priority -> 999 - priority, the priorities that may have such owners
@@ -215,6 +215,23 @@ local function sharing()
       end
     end
     c.d = {}
+    if c.bucket then
+      redis.call('HSET', key, 'tokens', string.format('%.17g', c.v.tokens), 'tokens_at', fmt(c.v.tokens_at))
+      c.bucket = nil
+    end
+  end
+
+  -- The submission rate's token bucket (`burst` tokens at most, `rate` more a second, one a
+  -- submission), read with the owner's counters and written with them once per run: takes a token,
+  -- or returns how many ms until one is there.
+  local function take_token(owner, rate, burst, now_ms)
+    local c = counters_of(owner)
+    local tokens = burst
+    if c.v.tokens_at then tokens = math.min(burst, c.v.tokens + (now_ms - c.v.tokens_at) * rate / 1000) end
+    if tokens < 1 then return math.ceil((1 - tokens) * 1000 / rate) end
+    c.v.tokens, c.v.tokens_at, c.bucket = tokens - 1, now_ms, true
+    dirty_owners[owner] = true
+    return nil
   end
 
   local fair_cfg = nil
@@ -459,7 +476,7 @@ local function sharing()
   end
   S = {K_LIMITS = K_LIMITS, K_FAIRCFG = K_FAIRCFG, K_TIERS = K_TIERS, K_OWNERS = K_OWNERS, K_BIG = K_BIG,
        K_RESV = K_RESV, DEFAULT_HALFLIFE_MS = DEFAULT_HALFLIFE_MS, DEFAULT_MIN_CHARGE_MS = DEFAULT_MIN_CHARGE_MS,
-       DEFAULT_RESERVE_AFTER_MS = DEFAULT_RESERVE_AFTER_MS, reserved = reserved, reserve = reserve, big_key = big_key,
+       DEFAULT_RESERVE_AFTER_MS = DEFAULT_RESERVE_AFTER_MS, reserved = reserved, reserve = reserve, big_key = big_key, take_token = take_token,
        unreserve = unreserve, unreserve_worker = unreserve_worker,
        owner_key = owner_key, owner_queue = owner_queue, fair_key = fair_key, limits_of = limits_of,
        clear_limits = clear_limits, fair_config = fair_config, rebase = rebase, at_limit = at_limit,

@@ -14,7 +14,6 @@ local function admit(owner, gpus, now_ms)
     return {r = 'LIMIT', limit = 'max_gpus', allowed = l.max_gpus, current = gpus}
   end
   if l.max_queued == nil and l.rate == nil then return nil end
-  local key = sh.owner_key(owner)
   if l.max_queued ~= nil then
     local queued = sh.counter(owner, 'queued')
     if queued >= l.max_queued then
@@ -22,16 +21,9 @@ local function admit(owner, gpus, now_ms)
     end
   end
   if l.rate ~= nil then
-    -- A token bucket: `burst` tokens at most, `rate` more a second, one a submission.
-    local f = redis.call('HMGET', key, 'tokens', 'tokens_at')
     local burst = l.burst or math.max(1, l.rate)
-    local tokens = burst
-    if f[1] then tokens = math.min(burst, tonumber(f[1]) + (now_ms - tonumber(f[2])) * l.rate / 1000) end
-    if tokens < 1 then
-      return {r = 'LIMIT', limit = 'rate', allowed = l.rate, current = burst,
-              retry_after_ms = math.ceil((1 - tokens) * 1000 / l.rate)}
-    end
-    redis.call('HSET', key, 'tokens', string.format('%.17g', tokens - 1), 'tokens_at', fmt(now_ms))
+    local wait = sh.take_token(owner, l.rate, burst, now_ms)
+    if wait then return {r = 'LIMIT', limit = 'rate', allowed = l.rate, current = burst, retry_after_ms = wait} end
   end
   return nil
 end
