@@ -223,8 +223,16 @@ public final class AttemptRunner {
         } else {
             // Not on the thread that completes the execution: an executor's own thread (the
             // process supervisor's, for PythonTaskExecutor) is not ours to hold up.
-            completion.thenAcceptAsync(result -> exited(attempt, result), runtime.taskThreads())
-                    .exceptionally(e -> exitFailed(attempt, e));
+            // While the worker stops, its task threads may be gone before the process has exited:
+            // the end is then handled here, with its real result (SHUTDOWN: not recorded), rather
+            // than taken for an executor failure and recorded FAILED.
+            completion.thenAcceptAsync(result -> exited(attempt, result), command -> {
+                try {
+                    runtime.taskThreads().execute(command);
+                } catch (RejectedExecutionException stopping) {
+                    command.run();
+                }
+            }).exceptionally(e -> exitFailed(attempt, e));
         }
     }
 
