@@ -43,13 +43,17 @@ local function claim_run(k_request, k_leader, a)
   -- shapes are read once per run, and only when some task did not fit. A task that could not is
   -- parked (parking.lua), so that it no longer takes a place among those a claim examines.
   local shapes, own_shape = nil, {}
-  local function runnable_anywhere(st, w)
+  -- Whether w could run the task when idle (its shape, read once per run).
+  local function could_run(st, w)
     local own = own_shape[w.id]
     if own == nil then
       own = decode_shape(shape_of(w))
       own_shape[w.id] = own
     end
-    if fits_shape(st, own) then return true end
+    return fits_shape(st, own)
+  end
+  local function runnable_anywhere(st, w)
+    if could_run(st, w) then return true end
     if shapes == nil then
       local rebuilt
       shapes, rebuilt = registered_shapes()
@@ -180,14 +184,6 @@ local function claim_run(k_request, k_leader, a)
     return not (l.max_gpus ~= nil and counter(st.owner, 'gpus') + need > l.max_gpus)
         and not (l.max_gpus_per_task ~= nil and need > l.max_gpus_per_task)
         and not (l.max_running ~= nil and counter(st.owner, 'running') >= l.max_running)
-  end
-  local function could_run(st, w)
-    local own = own_shape[w.id]
-    if own == nil then
-      own = decode_shape(shape_of(w))
-      own_shape[w.id] = own
-    end
-    return fits_shape(st, own)
   end
   local candidates = nil
   -- Returns the task reserved for w, or one to reserve for it (and true), or nil.
