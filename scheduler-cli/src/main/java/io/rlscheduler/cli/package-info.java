@@ -1,0 +1,2 @@
+/** rls, the command line over the HTTP API; see docs/cli.md. */
+package io.rlscheduler.cli;
