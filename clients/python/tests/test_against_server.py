@@ -82,7 +82,7 @@ def main():
     held = c.submit(SCRIPT, {"lines": 1, "gate": path})
     check("cancel", c.cancel(held["id"]) is True)
     check("wait cancelled", c.wait(held["id"], timeout=WAIT)["state"] == "CANCELLED")
-    check("cancel again", c.cancel(held["id"]) is False)
+    check("cancel an ended run", c.cancel(run["id"]) is False)
 
     check("workers", len(c.workers()) >= 1)
 
