@@ -25,7 +25,7 @@ final class ShowCommand extends BaseCommand {
         if (r.hasNonNull("sweep")) {
             t.row("sweep", Format.text(r.get("sweep")));
         }
-        t.row("gpus", Format.text(r.get("gpus")) + (r.path("gpuIds").size() > 0 ? " " + Format.list(r.get("gpuIds")) : ""));
+        t.row("gpus", Format.text(r.get("gpus")) + (r.path("gpuIds").size() > 0 ? " (ids " + Format.list(r.get("gpuIds")) + ")" : ""));
         t.row("worker", Format.text(r.get("workerId")));
         t.row("priority", Format.text(r.get("priority")));
         t.row("attempt", r.path("attempt").asInt() + " of " + r.path("maxAttempts").asInt());

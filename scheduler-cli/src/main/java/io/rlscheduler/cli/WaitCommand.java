@@ -102,7 +102,8 @@ final class WaitCommand extends BaseCommand {
                         run = api().get(runPath);
                         if (showProgress && "QUEUED".equals(run.path("state").asText())) {
                             JsonNode w = api().get(runPath + "/why");
-                            why = w.path("code").asText("") + (w.hasNonNull("position") ? " #" + w.path("position").asText() : "");
+                            why = w.path("code").asText("") + (w.path("position").asLong(-1) >= 0
+                                    ? " #" + (w.path("position").asLong() + 1) : "");
                         } else {
                             why = null;
                         }
@@ -178,9 +179,10 @@ final class WaitCommand extends BaseCommand {
         if (run.hasNonNull("exitCode")) {
             s.append(" (exit code ").append(run.path("exitCode").asText()).append(')');
         }
+        boolean succeeded = "SUCCEEDED".equals(run.path("state").asText());
         if (run.hasNonNull("error")) {
             s.append(": ").append(run.path("error").asText());
-        } else if (run.hasNonNull("reason")) {
+        } else if (run.hasNonNull("reason") && !succeeded) {
             s.append(": ").append(run.path("reason").asText());
         }
         if (run.path("finalMetrics").isObject() && run.path("finalMetrics").size() > 0) {

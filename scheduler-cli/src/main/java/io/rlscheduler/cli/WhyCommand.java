@@ -17,11 +17,14 @@ final class WhyCommand extends BaseCommand {
             return ExitCodes.OK;
         }
         out().println(why.path("code").asText() + ": " + why.path("message").asText(""));
-        if (why.hasNonNull("position")) {
-            out().println("position in the queue: " + why.path("position").asText());
+        if (why.path("position").isNumber() && why.path("position").asLong() >= 0) {
+            // the server counts from 0 at the head of the queue
+            out().println("place in the queue: " + (why.path("position").asLong() + 1));
         }
         JsonNode reasons = why.path("reasons");
-        if (reasons.isArray() && reasons.size() > 0) {
+        boolean onlyTheSame = reasons.size() == 1
+                && reasons.get(0).path("code").asText().equals(why.path("code").asText());
+        if (reasons.isArray() && reasons.size() > 0 && !onlyTheSame) {
             Table t = new Table("REASON", "MESSAGE");
             reasons.forEach(r -> t.row(Format.text(r.get("code")), Format.text(r.get("message"))));
             t.print(out());

@@ -78,7 +78,7 @@ class RlsFakeServerTest {
                 json(ex, 200, "{\"id\":\"slow\",\"state\":\"QUEUED\",\"attempt\":0,\"maxAttempts\":3}");
                 return;
             case "/api/v1/runs/slow/why":
-                json(ex, 200, "{\"code\":\"NO_CAPACITY\",\"message\":\"no worker has 8 free GPUs\",\"position\":1}");
+                json(ex, 200, "{\"code\":\"NO_CAPACITY\",\"message\":\"no worker has 8 free GPUs\",\"position\":0}");
                 return;
             case "/api/v1/events":
                 events(ex);
