@@ -171,7 +171,11 @@
     const url = `${path}${path.includes('?') ? '&' : '?'}access_token=${enc(token || '')}`;
     const es = new EventSource(url);
     for (const [name, fn] of Object.entries(handlers)) {
-      if (name === 'closed') continue;
+      if (name === 'closed' || name === 'reconnecting') continue;
+      if (name === 'open') {
+        es.addEventListener('open', () => { if (v.alive) fn(); });
+        continue;
+      }
       es.addEventListener(name, (e) => {
         if (!v.alive) return;
         let data;
@@ -180,7 +184,11 @@
       });
     }
     es.addEventListener('error', () => {
-      if (!v.alive || es.readyState !== EventSource.CLOSED) return;
+      if (!v.alive) return;
+      if (es.readyState !== EventSource.CLOSED) {
+        if (handlers.reconnecting) handlers.reconnecting();
+        return;
+      }
       if (handlers.closed) handlers.closed();
       api('/api/v1/me').catch(() => { /* a 401 shows the sign-in form */ });
     });
@@ -739,6 +747,7 @@
         logState.textContent = 'ended';
         refresh(id);
       },
+      reconnecting: () => { if (log.dataset.ended !== 'true') logState.textContent = 'reconnecting…'; },
       closed: () => { logState.textContent = 'disconnected'; },
     });
 
@@ -906,7 +915,7 @@
         plot = new window.uPlot({
           title: metric || 'no metric yet',
           width: chartWidth(chart),
-          height: 360,
+          height: 300,
           scales: { x: { time: false } },
           axes: [{ label: 'step' }, { label: metric }],
           series: [{ label: 'step' }, ...runIds.map((rid, k) => ({
@@ -1008,7 +1017,7 @@
         }, 300);
       },
     });
-    const onResize = () => { if (plot) plot.setSize({ width: chartWidth(chart), height: 360 }); };
+    const onResize = () => { if (plot) plot.setSize({ width: chartWidth(chart), height: 300 }); };
     window.addEventListener('resize', onResize);
     v.onDispose(() => { window.removeEventListener('resize', onResize); if (plot) plot.destroy(); });
   }
