@@ -36,7 +36,7 @@ public final class MetricPoint {
      * The metrics point a log line carries, or null when it is not a metrics line (another line,
      * an END_OF_STREAM, or a line with the prefix whose rest is not a JSON object).
      */
-    static MetricPoint of(LogRecord record) {
+    public static MetricPoint of(LogRecord record) {
         if (!record.isLine()) {
             return null;
         }

@@ -118,6 +118,7 @@ public final class SchedulerMaster implements AutoCloseable {
     private ScheduledExecutorService timers;
     private WorkerAuthentication auth;
     private WorkerKeys workerKeys;
+    private ApiTokens apiTokens;
     private Sharing sharing;
 
     private SchedulerMaster(Builder b, MasterOptions options) {
@@ -187,6 +188,7 @@ public final class SchedulerMaster implements AutoCloseable {
                     options.getHandshakeTimeout());
             watcher.addListener(auth.revocations());
             workerKeys = new MasterWorkerKeys(core.workerKeys(), this::await);
+            apiTokens = new MasterApiTokens(core.apiTokens(), this::await);
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
                     openAttempts, auth);
@@ -399,6 +401,115 @@ public final class SchedulerMaster implements AutoCloseable {
     public void removeTaskListener(Consumer<TaskEvent> listener) {
         requireRunning();
         watcher.removeListener(listener);
+    }
+
+    /**
+     * Returns the HTTP API's bearer tokens: make one per user, revoke, list (see {@link ApiTokens}).
+     *
+     * @throws IllegalStateException if the master is not running
+     */
+    public ApiTokens apiTokens() {
+        requireRunning();
+        return apiTokens;
+    }
+
+    /**
+     * Submits a sweep: records it in Redis under its id (given, or {@code sw-} and 10 hex digits),
+     * then submits its runs, each with the task id {@code <sweep id>-<index>}. Submitting a sweep of
+     * a given id again is safe: the same sweep gets the existing one and its runs that are missing
+     * are submitted (those that exist are left as they are); a different one fails with
+     * {@link TaskIdConflictException}. Its runs count against the owner's limits like any others:
+     * a run refused by them fails the call with {@link io.rlscheduler.core.OwnerLimitExceededException}
+     * after the runs before it were submitted (submit the sweep again later to add the rest).
+     *
+     * @return the sweep as recorded
+     */
+    public Sweep submitSweep(SweepSpec spec) {
+        requireRunning();
+        Objects.requireNonNull(spec, "spec");
+        String id = spec.getSweepId() != null ? spec.getSweepId() : "sw-" + TaskIds.random().replace("-", "").substring(0, 10);
+        Sweep sweep = Sweep.of(id, spec, System.currentTimeMillis());
+        List<TaskSpec> runs = spec.runs(id); // checks every run's spec before anything is written
+        var created = await(core.sweeps().create(id, sweep.getOwner(), sweep.toJson(), sweep.getCreatedAtMillis(), sweep.getRunIds()));
+        if (!created.created()) {
+            Sweep existing = Sweep.fromJson(created.existingJson());
+            String difference = sweep.differenceFrom(existing);
+            if (difference != null) {
+                throw new TaskIdConflictException(id, "sweep " + id + " exists and differs: " + difference);
+            }
+            sweep = existing;
+        }
+        List<CompletableFuture<TaskHandle>> submitted = new java.util.ArrayList<>(runs.size());
+        for (TaskSpec run : runs) {
+            submitted.add(submitAsync(run));
+        }
+        for (CompletableFuture<TaskHandle> run : submitted) {
+            await(run);
+        }
+        log.info("sweep {} submitted: {} runs of {} for {}", id, runs.size(), sweep.getScript(), sweep.getOwner());
+        return sweep;
+    }
+
+    /** Returns a sweep by its id, if it exists. */
+    public Optional<Sweep> sweep(String sweepId) {
+        requireRunning();
+        return await(core.sweeps().get(TaskIds.require(sweepId, "sweep id"))).map(Sweep::fromJson);
+    }
+
+    /**
+     * Lists sweeps newest first: all, or one owner's.
+     *
+     * @param owner  the owner, or null for all
+     * @param offset sweeps to skip, at least 0
+     * @param limit  the page size, 1 to 1000
+     */
+    public Sweep.Page listSweeps(String owner, int offset, int limit) {
+        requireRunning();
+        var page = await(core.sweeps().list(owner, offset, limit));
+        return new Sweep.Page(page.records().stream().map(Sweep::fromJson).toList(), page.total());
+    }
+
+    /** Returns the sweep each of {@code taskIds} belongs to, for those that belong to one. */
+    public Map<String, String> sweepsOf(List<String> taskIds) {
+        requireRunning();
+        return await(core.sweeps().sweepsOf(taskIds));
+    }
+
+    /** Returns the records of {@code taskIds} (at most 1000) that exist, in the order given. */
+    public List<TaskRecord> getTasks(List<String> taskIds) {
+        requireRunning();
+        taskIds.forEach(id -> TaskIds.require(id, "task id"));
+        return await(core.getTasks(taskIds));
+    }
+
+    /**
+     * Lists tasks newest first: those in {@code state}, an {@code owner}'s, or all (both null).
+     * Queued tasks are listed in queue order, the next to run first. The listing of all tasks places
+     * the first 1000 queued tasks among the others; those further back in the queue are counted in
+     * the total but not listed there (list them with {@code state} QUEUED).
+     *
+     * @param offset tasks to skip, at least 0
+     * @param limit  the page size, 1 to 1000
+     */
+    public TaskPage listTasksNewest(TaskState state, String owner, int offset, int limit) {
+        requireRunning();
+        return await(core.listTasksNewest(state, owner, offset, limit));
+    }
+
+    /**
+     * Reads the task's log as this master has it now (its log file, or the artifact store's copy of
+     * an ended log this master has no file of): see {@link LogFiles#read(Path, String, ArtifactStore)}.
+     * For a live log, follow it ({@link TaskHandle#followLogs}).
+     *
+     * @throws io.rlscheduler.store.StoreUnavailableException if the log is only in the store and it cannot be read
+     */
+    public List<LogRecord> readLog(String taskId) {
+        requireRunning();
+        try {
+            return LogFiles.read(options.getLogDirectory(), TaskIds.require(taskId, "task id"), store.get());
+        } catch (java.io.IOException e) {
+            throw new SchedulerException("could not read the log of task " + taskId + ": " + e, true, e);
+        }
     }
 
     /**

@@ -52,6 +52,8 @@ public final class TaskSpec {
     private final List<String> arguments;
     private final Map<String, String> environment;
     private final Duration timeout;
+    private final int checkpointsKept;
+    private final long maxCheckpointBytes;
     private final TaskDefinition definition;
 
     private TaskSpec(Builder b, TaskDefinition definition) {
@@ -60,6 +62,8 @@ public final class TaskSpec {
         this.arguments = List.copyOf(b.arguments);
         this.environment = Collections.unmodifiableMap(new LinkedHashMap<>(b.environment));
         this.timeout = b.timeout;
+        this.checkpointsKept = b.checkpointsKept;
+        this.maxCheckpointBytes = b.maxCheckpointBytes;
         this.definition = definition;
     }
 
@@ -153,6 +157,39 @@ public final class TaskSpec {
     }
 
     /** Returns the definition handed to the lease core, with this spec as its JSON. */
+    /**
+     * Returns a builder holding every setting of this spec but its task id and trace id (a new
+     * random one each when built): to make runs like this one, as a sweep does.
+     */
+    public Builder toBuilder() {
+        Builder b = new Builder(script);
+        b.parameters.putAll(parameters);
+        b.arguments.addAll(arguments);
+        b.environment.putAll(environment);
+        b.timeout = timeout;
+        b.checkpointsKept = checkpointsKept;
+        b.maxCheckpointBytes = maxCheckpointBytes;
+        b.core.priority(definition.getPriority()).gpus(definition.getGpus()).cpuSlots(definition.getCpuSlots())
+                .memoryBytes(definition.getMemoryBytes()).owner(definition.getOwner());
+        definition.getSelector().forEach(b.core::selector);
+        if (definition.getMaxAttempts() > 0) {
+            b.core.maxAttempts(definition.getMaxAttempts());
+        }
+        return b;
+    }
+
+    /** Returns the priority, higher first. */
+    public int getPriority() { return definition.getPriority(); }
+
+    /** Returns the CPU slots it needs. */
+    public int getCpuSlots() { return definition.getCpuSlots(); }
+
+    /** Returns the memory it needs, in bytes (0: not stated). */
+    public long getMemoryBytes() { return definition.getMemoryBytes(); }
+
+    /** Returns the labels a worker must have. */
+    public Map<String, String> getSelector() { return definition.getSelector(); }
+
     TaskDefinition toDefinition() {
         return definition;
     }

@@ -105,4 +105,22 @@ public final class Keys {
 
     /** Returns the hash of worker keys' verifiers and revocations: worker id -> key record (worker_key.lua). */
     public String workerKeys() { return prefix + "worker-keys"; }
+
+    /** Returns the hash of API tokens: SHA-256 of the token (hex) -> record JSON (api_token.lua). */
+    public String apiTokens() { return prefix + "api-tokens"; }
+
+    /** Returns the hash of API token ids: token id -> SHA-256 of the token (api_token.lua). */
+    public String apiTokenIds() { return prefix + "api-token-ids"; }
+
+    /** Returns a sweep's record (sweep.lua). */
+    public String sweep(String sweepId) { return prefix + "sweep:" + sweepId; }
+
+    /** Returns the index of sweeps: sweep id by creation time, ms (sweep.lua). */
+    public String sweeps() { return prefix + "sweeps"; }
+
+    /** Returns the index of an owner's sweeps: sweep id by creation time, ms (sweep.lua). */
+    public String ownerSweeps(String owner) { return prefix + "sweeps:owner:" + owner; }
+
+    /** Returns the hash of each sweep's runs: task id -> sweep id (sweep.lua). */
+    public String sweepOf() { return prefix + "sweep-of"; }
 }

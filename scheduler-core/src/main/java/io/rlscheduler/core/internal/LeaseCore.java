@@ -110,6 +110,8 @@ public final class LeaseCore implements AutoCloseable {
     private final HolderReads holders;
     private final WorkerKeyRecords workerKeys;
     private final OwnerRecords owners;
+    private final ApiTokenRecords apiTokens;
+    private final SweepRecords sweeps;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -136,6 +138,8 @@ public final class LeaseCore implements AutoCloseable {
         this.holders = new HolderReads(redis, keys, connection.getTimeout());
         this.workerKeys = new WorkerKeyRecords(redis, keys, eventsMax);
         this.owners = new OwnerRecords(redis, keys, eventsMax);
+        this.apiTokens = new ApiTokenRecords(redis, keys);
+        this.sweeps = new SweepRecords(redis, keys);
     }
 
     /**
@@ -177,6 +181,16 @@ public final class LeaseCore implements AutoCloseable {
     /** Returns owners' limits, shares and usage, on this core's connection. */
     public OwnerRecords owners() {
         return owners;
+    }
+
+    /** Returns the HTTP API's tokens, on this core's connection. */
+    public ApiTokenRecords apiTokens() {
+        return apiTokens;
+    }
+
+    /** Returns the sweeps, on this core's connection. */
+    public SweepRecords sweeps() {
+        return sweeps;
     }
 
     /** Returns the core's settings. */
@@ -383,6 +397,78 @@ public final class LeaseCore implements AutoCloseable {
                 return tasks;
             }).thenCombine(total, ValueFactory.get()::taskPage);
         });
+    }
+
+    /** The most queued tasks {@link #listTasksNewest} reads to place the queued ones among the rest. */
+    public static final int NEWEST_QUEUED_READ = 1000;
+
+    /**
+     * Returns the records of {@code taskIds} that exist, in the order given: two HMGETs.
+     *
+     * @param taskIds at most 1000 ids
+     */
+    public CompletableFuture<List<TaskRecord>> getTasks(List<String> taskIds) {
+        if (taskIds.size() > 1000) {
+            throw new IllegalArgumentException("at most 1000 task ids at once, were " + taskIds.size());
+        }
+        if (taskIds.isEmpty()) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        String[] idArray = taskIds.toArray(new String[0]);
+        CompletableFuture<List<KeyValue<String, String>>> states = read(redis.hmget(keys.tasks(), idArray));
+        CompletableFuture<List<KeyValue<String, String>>> specs = read(redis.hmget(keys.specs(), idArray));
+        return states.thenCombine(specs, (st, sp) -> {
+            List<TaskRecord> tasks = new ArrayList<>();
+            for (int i = 0; i < st.size(); i++) {
+                if (st.get(i).hasValue()) {
+                    tasks.add(Replies.storedTask(st.get(i).getValue(), sp.get(i).getValueOrElse("{}")));
+                }
+            }
+            return tasks;
+        });
+    }
+
+    /**
+     * Lists tasks newest first (by submit sequence): those in {@code state}, an {@code owner}'s, or
+     * (both null) all of them. QUEUED tasks are listed in queue order, the next to run first. All
+     * tasks: the indexes of the ended and running states merged with the first
+     * {@value #NEWEST_QUEUED_READ} of the queue, which are all the queued ones a lab normally has;
+     * past that many, the queue's later tasks are left out of this listing (never of the total).
+     */
+    public CompletableFuture<TaskPage> listTasksNewest(TaskState state, String owner, int offset, int limit) {
+        if (offset < 0 || limit < 1 || limit > 1000) {
+            throw new IllegalArgumentException("offset must be >= 0 and limit 1 to 1000, were " + offset + ", " + limit);
+        }
+        if (state == TaskState.QUEUED) {
+            return page(keys.queue(), offset, limit);
+        }
+        if (state != null || owner != null) {
+            String index = state != null ? keys.state(state) : keys.owner(owner);
+            CompletableFuture<Long> total = read(redis.zcard(index));
+            return read(redis.zrevrange(index, offset, offset + limit - 1L))
+                    .thenCompose(this::getTasks).thenCombine(total, ValueFactory.get()::taskPage);
+        }
+        long end = (long) offset + limit - 1;
+        List<CompletableFuture<List<io.lettuce.core.ScoredValue<String>>>> ranges = new ArrayList<>();
+        List<CompletableFuture<Long>> counts = new ArrayList<>();
+        for (TaskState s : TaskState.values()) {
+            if (s != TaskState.QUEUED) {
+                ranges.add(read(redis.zrevrangeWithScores(keys.state(s), 0, end)));
+                counts.add(read(redis.zcard(keys.state(s))));
+            }
+        }
+        counts.add(read(redis.zcard(keys.queue())));
+        CompletableFuture<List<TaskRecord>> queued = read(redis.zrange(keys.queue(), 0, NEWEST_QUEUED_READ - 1L))
+                .thenCompose(this::getTasks);
+        return CompletableFuture.allOf(ranges.toArray(new CompletableFuture[0])).thenCombine(queued, (ignored, q) -> {
+            record Entry(long seq, String id) { }
+            List<Entry> all = new ArrayList<>();
+            ranges.forEach(r -> r.join().forEach(v -> all.add(new Entry((long) v.getScore(), v.getValue()))));
+            q.forEach(t -> all.add(new Entry(t.getSubmitSequence(), t.getTaskId())));
+            all.sort((a, b) -> Long.compare(b.seq(), a.seq()));
+            return all.subList(Math.min(offset, all.size()), (int) Math.min(end + 1, all.size())).stream().map(Entry::id).toList();
+        }).thenCompose(this::getTasks).thenCombine(CompletableFuture.allOf(counts.toArray(new CompletableFuture[0]))
+                .thenApply(v -> counts.stream().mapToLong(CompletableFuture::join).sum()), ValueFactory.get()::taskPage);
     }
 
     /** Returns how many tasks wait in the queue, parked ones included (see {@link #parkedCount()}). */

@@ -1,0 +1,718 @@
+package io.rlscheduler.http.internal;
+
+import static io.netty.handler.codec.http.HttpMethod.DELETE;
+import static io.netty.handler.codec.http.HttpMethod.GET;
+import static io.netty.handler.codec.http.HttpMethod.POST;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.rlscheduler.core.IllegalTaskStateException;
+import io.rlscheduler.core.OwnerLimitExceededException;
+import io.rlscheduler.core.SchedulerException;
+import io.rlscheduler.core.TaskEvent;
+import io.rlscheduler.core.TaskIdConflictException;
+import io.rlscheduler.core.TaskIds;
+import io.rlscheduler.core.TaskLease;
+import io.rlscheduler.core.TaskNotFoundException;
+import io.rlscheduler.core.TaskPage;
+import io.rlscheduler.core.TaskRecord;
+import io.rlscheduler.core.TaskState;
+import io.rlscheduler.core.WorkerInfo;
+import io.rlscheduler.http.internal.Router.Access;
+import io.rlscheduler.master.ApiToken;
+import io.rlscheduler.master.ApiTokenInfo;
+import io.rlscheduler.master.Artifact;
+import io.rlscheduler.master.LogFollow;
+import io.rlscheduler.master.LogRecord;
+import io.rlscheduler.master.MetricPoint;
+import io.rlscheduler.master.RunArtifacts;
+import io.rlscheduler.master.SchedulerMaster;
+import io.rlscheduler.master.Sweep;
+import io.rlscheduler.master.SweepSpec;
+import io.rlscheduler.master.TaskHandle;
+import io.rlscheduler.master.TaskSpec;
+import io.rlscheduler.master.WorkerUsage;
+import io.rlscheduler.store.ArtifactNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Every route of the API (docs/http.md), run on a request thread: authentication, the handler, errors, metrics. */
+final class Routes {
+
+    private static final Logger log = LoggerFactory.getLogger(Routes.class);
+    private static final int MAX_LIST = 500;
+    private static final int DOWNLOAD_CHUNK = 64 * 1024;
+
+    private final SchedulerMaster master;
+    private final Settings settings;
+    private final PrometheusMeterRegistry registry;
+    private final Streams streams;
+    private final Router router = new Router();
+    private final StaticFiles files = new StaticFiles();
+    private final ApiMetrics metrics;
+
+    Routes(SchedulerMaster master, Settings settings, PrometheusMeterRegistry registry, Streams streams) {
+        this.master = master;
+        this.settings = settings;
+        this.registry = registry;
+        this.streams = streams;
+        this.metrics = new ApiMetrics(master, registry, streams);
+        add(GET, "/api/v1/openapi.json", Access.PUBLIC, this::openApi);
+        add(GET, "/api/v1/me", Access.USER, this::me);
+        add(GET, "/api/v1/health", Access.READ, ex -> ex.ok(Views.health(master.health())));
+        add(GET, "/api/v1/metrics", Access.READ, this::prometheus);
+        add(POST, "/api/v1/runs", Access.USER, this::submit);
+        add(GET, "/api/v1/runs", Access.READ, this::listRuns);
+        add(GET, "/api/v1/runs/{id}", Access.READ, this::run);
+        add(GET, "/api/v1/runs/{id}/attempts", Access.READ, this::attempts);
+        add(GET, "/api/v1/runs/{id}/why", Access.READ, ex -> ex.ok(Views.why(master.whyPending(id(ex)))));
+        add(GET, "/api/v1/runs/{id}/artifacts", Access.READ, this::artifacts);
+        add(GET, "/api/v1/runs/{id}/artifacts/file", Access.READ, this::artifactFile);
+        add(POST, "/api/v1/runs/{id}/cancel", Access.USER, this::cancel);
+        add(GET, "/api/v1/runs/{id}/log", Access.READ, this::log);
+        add(GET, "/api/v1/runs/{id}/log/stream", Access.READ, ex -> follow(ex, false));
+        add(GET, "/api/v1/runs/{id}/metrics", Access.READ, this::metricPoints);
+        add(GET, "/api/v1/runs/{id}/metrics/stream", Access.READ, ex -> follow(ex, true));
+        add(POST, "/api/v1/sweeps", Access.USER, this::submitSweep);
+        add(GET, "/api/v1/sweeps", Access.READ, this::listSweeps);
+        add(GET, "/api/v1/sweeps/{id}", Access.READ, this::sweep);
+        add(GET, "/api/v1/sweeps/{id}/compare", Access.READ, this::compareSweep);
+        add(GET, "/api/v1/compare", Access.READ, this::compare);
+        add(GET, "/api/v1/workers", Access.READ, this::workers);
+        add(GET, "/api/v1/queue", Access.READ, this::queue);
+        add(GET, "/api/v1/owners", Access.READ, this::owners);
+        add(GET, "/api/v1/events", Access.READ, this::events);
+        add(POST, "/api/v1/tokens", Access.USER, this::createToken);
+        add(GET, "/api/v1/tokens", Access.USER, this::listTokens);
+        add(DELETE, "/api/v1/tokens/{id}", Access.USER, this::revokeToken);
+    }
+
+    private void add(HttpMethod method, String pattern, Access access, Consumer<Exchange> handler) {
+        router.add(method, pattern, access, handler);
+    }
+
+    /** The routes, for the OpenAPI document's test. */
+    List<Router.Route> routes() {
+        return router.routes();
+    }
+
+    void handle(Exchange ex) {
+        long start = System.nanoTime();
+        try {
+            dispatch(ex);
+        } catch (ApiException e) {
+            ex.error(e, e.status() == HttpResponseStatus.UNAUTHORIZED ? Map.of("WWW-Authenticate", "Bearer") : null);
+        } catch (TaskNotFoundException | ArtifactNotFoundException e) {
+            ex.error(ApiException.notFound(e.getMessage()), null);
+        } catch (TaskIdConflictException | IllegalTaskStateException e) {
+            ex.error(new ApiException(HttpResponseStatus.CONFLICT, "CONFLICT", e.getMessage()), null);
+        } catch (OwnerLimitExceededException e) {
+            Map<String, String> headers = e.getRetryAfter()
+                    .map(d -> Map.of("Retry-After", Long.toString(Math.max(1, (d.toMillis() + 999) / 1000)))).orElse(null);
+            ex.error(new ApiException(HttpResponseStatus.TOO_MANY_REQUESTS, "OWNER_LIMIT", e.getMessage()), headers);
+        } catch (IllegalArgumentException e) {
+            ex.error(ApiException.badRequest(e.getMessage()), null);
+        } catch (SchedulerException e) {
+            if (e.isRetryable()) {
+                ex.error(new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", e.getMessage()),
+                        Map.of("Retry-After", "1"));
+            } else {
+                log.warn("{} {} failed", ex.method(), ex.path(), e);
+                ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL", e.getMessage()), null);
+            }
+        } catch (RuntimeException e) {
+            log.error("{} {} failed", ex.method(), ex.path(), e);
+            ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL",
+                    "the server failed to answer; its log says why"), null);
+        } finally {
+            metrics.request(ex.method().name(), ex.routePattern, ex.answered == null ? 200 : ex.answered.code(),
+                    System.nanoTime() - start);
+        }
+    }
+
+    private void dispatch(Exchange ex) {
+        if (!ex.path().startsWith("/api/") && (ex.method().equals(GET) || ex.method().equals(HttpMethod.HEAD))
+                && files.serve(ex)) {
+            ex.routePattern = "static";
+            return;
+        }
+        Router.Match match = router.match(ex.method(), ex.path());
+        if (match == null) {
+            throw ApiException.notFound("no route " + ex.method() + " " + ex.path());
+        }
+        if (match.route() == null) {
+            ex.error(new ApiException(HttpResponseStatus.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED",
+                    ex.method() + " is not allowed on " + ex.path() + "; allowed: " + match.allow()), Map.of("Allow", match.allow()));
+            return;
+        }
+        ex.routePattern = match.route().pattern();
+        ex.pathParams(match.params());
+        authenticate(ex, match.route().access());
+        match.route().handler().accept(ex);
+    }
+
+    private void authenticate(Exchange ex, Access access) {
+        if (access == Access.PUBLIC) {
+            return;
+        }
+        String secret = null;
+        String authorization = ex.header(HttpHeaderNames.AUTHORIZATION);
+        if (authorization != null) {
+            if (!authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+                throw ApiException.unauthorized("the Authorization header must be 'Bearer <token>'");
+            }
+            secret = authorization.substring(7).strip();
+        } else if (ex.method().equals(GET)) {
+            secret = ex.query("access_token");
+        }
+        if (secret == null || secret.isEmpty()) {
+            if (access == Access.READ && settings.readOnlyAnonymous()) {
+                return;
+            }
+            throw ApiException.unauthorized("this route needs a token: Authorization: Bearer <token>");
+        }
+        ex.caller = master.apiTokens().verify(secret)
+                .orElseThrow(() -> ApiException.unauthorized("the token is not known or was revoked"));
+        if (access == Access.ADMIN && !ex.caller.admin()) {
+            throw ApiException.forbidden("this route is for admins");
+        }
+    }
+
+    // --- runs
+
+    private static String id(Exchange ex) {
+        String id = ex.pathParam("id");
+        if (!TaskIds.isValid(id)) {
+            throw ApiException.badRequest("not a valid id: '" + id + "'");
+        }
+        return id;
+    }
+
+    private TaskRecord record(String id) {
+        return master.getTask(id).orElseThrow(() -> ApiException.notFound("no run " + id));
+    }
+
+    private String sweepOf(String taskId) {
+        return master.sweepsOf(List.of(taskId)).get(taskId);
+    }
+
+    private void submit(Exchange ex) {
+        TaskSpec spec = Specs.run(ex.jsonBody(), ex.user(), ex.isAdmin());
+        boolean existed = spec.getTaskId() != null && master.getTask(spec.getTaskId()).isPresent();
+        TaskHandle handle = master.submit(spec);
+        ex.json(existed ? HttpResponseStatus.OK : HttpResponseStatus.CREATED,
+                Views.run(handle.getRecord(), sweepOf(handle.getTaskId())));
+    }
+
+    private void run(Exchange ex) {
+        String id = id(ex);
+        ex.ok(Views.run(record(id), sweepOf(id)));
+    }
+
+    private void listRuns(Exchange ex) {
+        int offset = ex.intQuery("offset", 0, 0, Integer.MAX_VALUE - MAX_LIST);
+        int limit = ex.intQuery("limit", 50, 1, MAX_LIST);
+        TaskState state = state(ex.query("state"));
+        String owner = ex.query("owner");
+        if (ex.boolQuery("mine")) {
+            if (ex.user() == null) {
+                throw ApiException.unauthorized("mine=true needs a token");
+            }
+            owner = ex.user();
+        }
+        if (owner != null && !TaskIds.isValid(owner)) {
+            throw ApiException.badRequest("not a valid owner: '" + owner + "'");
+        }
+        String sweepId = ex.query("sweep");
+        String script = ex.query("script");
+        long since = ex.longQuery("since", Long.MIN_VALUE);
+        long until = ex.longQuery("until", Long.MAX_VALUE);
+        List<TaskRecord> records;
+        long total;
+        if (sweepId != null) {
+            Sweep sweep = master.sweep(sweepId).orElseThrow(() -> ApiException.notFound("no sweep " + sweepId));
+            List<String> ids = sweep.getRunIds();
+            records = master.getTasks(ids.subList(Math.min(offset, ids.size()), Math.min(offset + limit, ids.size())));
+            total = ids.size();
+            String o = owner;
+            records = records.stream().filter(r -> (state == null || r.getState() == state)
+                    && (o == null || o.equals(r.getOwner()))).toList();
+        } else if (state != null && owner != null) {
+            TaskPage page = master.listTasksNewest(null, owner, offset, limit);
+            records = page.getTasks().stream().filter(r -> r.getState() == state).toList();
+            total = page.getTotal();
+        } else {
+            TaskPage page = master.listTasksNewest(state, owner, offset, limit);
+            records = page.getTasks();
+            total = page.getTotal();
+        }
+        List<TaskRecord> shown = new ArrayList<>();
+        for (TaskRecord r : records) {
+            if ((script == null || script.equals(Views.spec(r).path("script").asText()))
+                    && r.getCreatedAtMillis() >= since && r.getCreatedAtMillis() <= until) {
+                shown.add(r);
+            }
+        }
+        Map<String, String> sweeps = master.sweepsOf(shown.stream().map(TaskRecord::getTaskId).toList());
+        ObjectNode o = Views.object();
+        ArrayNode runs = o.putArray("runs");
+        shown.forEach(r -> runs.add(Views.run(r, sweeps.get(r.getTaskId()))));
+        o.put("total", total);
+        o.put("offset", offset);
+        o.put("limit", limit);
+        ex.ok(o);
+    }
+
+    private static TaskState state(String s) {
+        if (s == null || s.isEmpty()) {
+            return null;
+        }
+        try {
+            return TaskState.valueOf(s.toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("state must be one of " + Arrays.toString(TaskState.values()) + ", was '" + s + "'");
+        }
+    }
+
+    private void attempts(Exchange ex) {
+        String id = id(ex);
+        ObjectNode o = Views.object();
+        ArrayNode attempts = o.putArray("attempts");
+        master.task(id).provenance().forEach(p -> attempts.add(Views.provenance(p)));
+        ex.ok(o);
+    }
+
+    private void artifacts(Exchange ex) {
+        String id = id(ex);
+        RunArtifacts artifacts = master.task(id).artifacts();
+        ObjectNode o = Views.object();
+        ArrayNode list = o.putArray("artifacts");
+        artifacts.list().forEach(a -> list.add(Views.artifact(a)));
+        ex.ok(o);
+    }
+
+    private void artifactFile(Exchange ex) {
+        String id = id(ex);
+        String key = ex.query("key");
+        if (key == null || key.isEmpty()) {
+            throw ApiException.badRequest("key is required: an artifact's key from /api/v1/runs/" + id + "/artifacts");
+        }
+        RunArtifacts artifacts = master.task(id).artifacts();
+        Artifact artifact = artifacts.list().stream().filter(a -> a.getKey().equals(key)).findFirst()
+                .orElseThrow(() -> ApiException.notFound("run " + id + " has no artifact " + key));
+        String name = artifact.getPath().substring(artifact.getPath().lastIndexOf('/') + 1).replaceAll("[^A-Za-z0-9._-]", "_");
+        try (InputStream in = artifacts.open(artifact)) {
+            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/octet-stream");
+            head.headers().set(HttpHeaderNames.CONTENT_LENGTH, artifact.getSize());
+            head.headers().set(HttpHeaderNames.CONTENT_DISPOSITION, "attachment; filename=\"" + name + "\"");
+            head.headers().set("X-Content-Type-Options", "nosniff");
+            head.headers().set(HttpHeaderNames.CONNECTION, ex.keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
+            ex.answered = HttpResponseStatus.OK;
+            ex.channel.write(head);
+            byte[] chunk = new byte[DOWNLOAD_CHUNK];
+            long sent = 0;
+            for (int n; (n = in.read(chunk)) > 0; ) {
+                sent += n;
+                ChannelFuture written = ex.channel.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer(chunk, 0, n)));
+                if (!ex.channel.isWritable() && !written.awaitUninterruptibly(settings.sseWriteTimeout().toMillis())) {
+                    ex.channel.close(); // a client that does not read: given up, as a stuck stream is
+                    return;
+                }
+                if (!ex.channel.isActive()) {
+                    return;
+                }
+            }
+            ChannelFuture last = ex.channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            if (!ex.keepAlive || sent != artifact.getSize()) {
+                last.addListener(ChannelFutureListener.CLOSE);
+            }
+        } catch (IOException e) {
+            log.warn("artifact {} of run {} could not be sent: {}", key, id, e.toString());
+            ex.channel.close(); // the head is out: the client sees a short body and a closed connection
+        }
+    }
+
+    private void cancel(Exchange ex) {
+        String id = id(ex);
+        TaskRecord record = record(id);
+        if (!record.getOwner().equals(ex.user()) && !ex.isAdmin()) {
+            throw ApiException.forbidden("run " + id + " is " + record.getOwner() + "'s; only its owner or an admin may cancel it");
+        }
+        boolean cancelled = master.task(id).cancel();
+        ex.ok(Views.object().put("cancelled", cancelled));
+    }
+
+    // --- logs and metrics
+
+    /** A log position: attempt and sequence; lines after it are sent. */
+    private record Position(int attempt, long sequence) {
+        static final Position START = new Position(-1, -1);
+
+        boolean before(LogRecord r) {
+            return r.getAttempt() > attempt || (r.getAttempt() == attempt && r.getSequence() > sequence);
+        }
+
+        static Position parse(String text) {
+            if (text == null || text.isEmpty()) {
+                return START;
+            }
+            int colon = text.indexOf(':');
+            try {
+                if (colon < 1) {
+                    throw new NumberFormatException();
+                }
+                return new Position(Integer.parseInt(text.substring(0, colon)), Long.parseLong(text.substring(colon + 1)));
+            } catch (NumberFormatException e) {
+                throw ApiException.badRequest("a log position is '<attempt>:<sequence>', was '" + text + "'");
+            }
+        }
+    }
+
+    private void log(Exchange ex) {
+        String id = id(ex);
+        TaskRecord record = record(id);
+        Position after = Position.parse(ex.query("after"));
+        int limit = ex.intQuery("limit", 1000, 1, 10_000);
+        List<LogRecord> all = master.readLog(id);
+        ObjectNode o = Views.object();
+        ArrayNode lines = o.putArray("lines");
+        String next = after == Position.START ? null : ex.query("after");
+        boolean more = false;
+        LogRecord lastEnd = null;
+        for (LogRecord r : all) {
+            if (r.isEndOfStream()) {
+                lastEnd = r;
+                continue;
+            }
+            if (!after.before(r)) {
+                continue;
+            }
+            if (lines.size() == limit) {
+                more = true;
+                break;
+            }
+            lines.add(Views.line(r));
+            next = Views.lineId(r);
+        }
+        boolean ended = record.getState().isTerminal() && !more;
+        o.put("next", next);
+        o.put("ended", ended);
+        if (ended) {
+            ObjectNode end = Views.object();
+            end.put("state", record.getState().name());
+            end.put("complete", lastEnd != null && lastEnd.isComplete());
+            Views.putText(end, "note", lastEnd == null ? null : lastEnd.getNote());
+            o.set("end", end);
+        } else {
+            o.putNull("end");
+        }
+        ex.ok(o);
+    }
+
+    private void metricPoints(Exchange ex) {
+        String id = id(ex);
+        record(id);
+        ObjectNode o = Views.object();
+        ArrayNode points = o.putArray("points");
+        for (LogRecord r : master.readLog(id)) {
+            MetricPoint p = r.isLine() ? MetricPoint.of(r) : null;
+            if (p != null) {
+                points.add(Views.point(p));
+            }
+        }
+        ex.ok(o);
+    }
+
+    private void follow(Exchange ex, boolean metricsOnly) {
+        String id = id(ex);
+        record(id);
+        String lastEventId = ex.header("Last-Event-ID");
+        Position after = Position.parse(lastEventId != null ? lastEventId : ex.query("after"));
+        AtomicReference<LogFollow> follow = new AtomicReference<>();
+        ex.answered = HttpResponseStatus.OK;
+        SseStream stream = streams.open(ex.channel, () -> {
+            LogFollow f = follow.get();
+            if (f != null) {
+                f.close();
+            }
+        });
+        LogFollow f = master.task(id).followLogs(r -> {
+            if (r.isEndOfStream()) {
+                if (r.getFinalState() != null) {
+                    stream.send(null, "end", Views.end(r).toString());
+                    stream.end();
+                } else {
+                    stream.close(); // not the run's end (this master stops, or the follow fell behind): the client resumes
+                }
+                return;
+            }
+            if (!after.before(r)) {
+                return;
+            }
+            if (metricsOnly) {
+                MetricPoint p = MetricPoint.of(r);
+                if (p != null) {
+                    stream.send(Views.lineId(r), "metric", Views.point(p).toString());
+                }
+            } else {
+                stream.send(Views.lineId(r), "line", Views.line(r).toString());
+            }
+        });
+        follow.set(f);
+        if (stream.isClosed()) {
+            f.close();
+        }
+    }
+
+    // --- sweeps and compare
+
+    private void submitSweep(Exchange ex) {
+        SweepSpec spec = Specs.sweep(ex.jsonBody(), ex.user(), ex.isAdmin());
+        Sweep sweep = master.submitSweep(spec);
+        ex.json(HttpResponseStatus.CREATED, Views.sweep(sweep));
+    }
+
+    private void listSweeps(Exchange ex) {
+        int offset = ex.intQuery("offset", 0, 0, Integer.MAX_VALUE - MAX_LIST);
+        int limit = ex.intQuery("limit", 50, 1, MAX_LIST);
+        String owner = ex.boolQuery("mine") ? ex.user() : ex.query("owner");
+        Sweep.Page page = master.listSweeps(owner, offset, limit);
+        ObjectNode o = Views.object();
+        ArrayNode list = o.putArray("sweeps");
+        page.sweeps().forEach(s -> list.add(Views.sweep(s)));
+        o.put("total", page.total());
+        ex.ok(o);
+    }
+
+    private Sweep sweepOrNotFound(Exchange ex) {
+        String id = id(ex);
+        return master.sweep(id).orElseThrow(() -> ApiException.notFound("no sweep " + id));
+    }
+
+    private void sweep(Exchange ex) {
+        Sweep sweep = sweepOrNotFound(ex);
+        ObjectNode o = Views.sweep(sweep);
+        ArrayNode runs = o.putArray("runs");
+        master.getTasks(sweep.getRunIds()).forEach(r -> runs.add(Views.run(r, sweep.getId())));
+        ex.ok(o);
+    }
+
+    private void compareSweep(Exchange ex) {
+        Sweep sweep = sweepOrNotFound(ex);
+        compareRuns(ex, sweep.getRunIds());
+    }
+
+    private void compare(Exchange ex) {
+        String ids = ex.query("ids");
+        if (ids == null || ids.isBlank()) {
+            throw ApiException.badRequest("ids is required: run ids separated by commas");
+        }
+        List<String> list = Arrays.stream(ids.split(",")).map(String::strip).filter(s -> !s.isEmpty()).distinct().toList();
+        for (String id : list) {
+            if (!TaskIds.isValid(id)) {
+                throw ApiException.badRequest("not a valid id: '" + id + "'");
+            }
+        }
+        compareRuns(ex, list);
+    }
+
+    private void compareRuns(Exchange ex, List<String> ids) {
+        String metric = ex.query("metric");
+        String higher = ex.query("higher");
+        boolean higherIsBetter = higher == null || ex.boolQuery("higher");
+        ex.ok(Views.comparison(master.compare(ids), metric == null || metric.isEmpty() ? null : metric, higherIsBetter));
+    }
+
+    // --- the lab
+
+    private void workers(Exchange ex) {
+        List<WorkerInfo> workers = master.listWorkers();
+        Map<String, WorkerUsage> usage = new HashMap<>();
+        master.health().getWorkerUsage().forEach(u -> usage.put(u.getWorkerId(), u));
+        List<String> leased = new ArrayList<>();
+        workers.forEach(w -> w.getTasks().forEach(t -> leased.add(t.getTaskId())));
+        Map<Integer, String> none = Map.of();
+        Map<String, Map<Integer, String>> gpuRuns = new HashMap<>();
+        for (int i = 0; i < leased.size(); i += 1000) {
+            for (TaskRecord r : master.getTasks(leased.subList(i, Math.min(leased.size(), i + 1000)))) {
+                if (r.getWorkerId() != null) {
+                    r.getGpuIds().forEach(g -> gpuRuns.computeIfAbsent(r.getWorkerId(), k -> new HashMap<>()).put(g, r.getTaskId()));
+                }
+            }
+        }
+        ObjectNode o = Views.object();
+        ArrayNode list = o.putArray("workers");
+        for (WorkerInfo w : workers) {
+            ObjectNode n = list.addObject();
+            n.put("id", w.getWorkerId());
+            n.put("state", w.getState().name());
+            n.set("labels", Views.value(w.getLabels()));
+            n.put("cpuSlots", w.getCpuSlots());
+            n.put("freeCpuSlots", w.getFreeCpuSlots());
+            n.put("memoryBytes", w.getMemoryBytes());
+            n.put("freeMemoryBytes", w.getFreeMemoryBytes());
+            n.put("lastHeartbeat", w.getLastHeartbeatMillis());
+            ArrayNode runs = n.putArray("runs");
+            w.getTasks().stream().map(TaskLease::getTaskId).forEach(runs::add);
+            WorkerUsage u = usage.get(w.getWorkerId());
+            Map<Integer, String> held = gpuRuns.getOrDefault(w.getWorkerId(), none);
+            ArrayNode gpus = n.putArray("gpus");
+            for (Integer index : w.getGpuIds()) {
+                ObjectNode g = gpus.addObject();
+                g.put("index", index);
+                Optional<WorkerUsage.Gpu> measured = u == null ? Optional.empty()
+                        : u.getGpus().stream().filter(x -> x.getIndex() == index).findFirst();
+                Views.putText(g, "uuid", measured.map(WorkerUsage.Gpu::getUuid).orElse(null));
+                Views.putText(g, "name", measured.map(WorkerUsage.Gpu::getName).orElse(null));
+                if (measured.isPresent()) {
+                    g.put("memoryTotalBytes", measured.get().getMemoryTotalBytes());
+                    g.put("memoryUsedBytes", measured.get().getMemoryUsedBytes());
+                    g.put("utilizationPercent", measured.get().getUtilizationPercent());
+                } else {
+                    g.putNull("memoryTotalBytes");
+                    g.putNull("memoryUsedBytes");
+                    g.putNull("utilizationPercent");
+                }
+                g.put("free", w.getFreeGpuIds().contains(index));
+                Views.putText(g, "run", held.get(index));
+            }
+        }
+        ex.ok(o);
+    }
+
+    private void queue(Exchange ex) {
+        int limit = ex.intQuery("limit", 50, 1, 200);
+        TaskPage page = master.listTasks(TaskState.QUEUED, 0, limit);
+        Map<String, String> sweeps = master.sweepsOf(page.getTasks().stream().map(TaskRecord::getTaskId).toList());
+        ObjectNode o = Views.object();
+        o.put("total", page.getTotal());
+        ArrayNode runs = o.putArray("runs");
+        for (TaskRecord r : page.getTasks()) {
+            ObjectNode run = Views.run(r, sweeps.get(r.getTaskId()));
+            try {
+                run.set("why", Views.why(master.whyPending(r.getTaskId())));
+            } catch (TaskNotFoundException e) {
+                continue; // removed since the page was read
+            }
+            runs.add(run);
+        }
+        ex.ok(o);
+    }
+
+    private void owners(Exchange ex) {
+        ObjectNode o = Views.object();
+        ArrayNode owners = o.putArray("owners");
+        master.sharing().shares().forEach(s -> owners.add(Views.share(s)));
+        ArrayNode reservations = o.putArray("reservations");
+        master.sharing().reservations().forEach(r -> reservations.add(Views.reservation(r)));
+        o.set("defaults", Views.limits(master.sharing().getDefaults()));
+        o.put("halfLifeSeconds", master.sharing().getHalfLife().toSeconds());
+        o.put("reserveAfterSeconds", master.sharing().getReserveAfter().toSeconds());
+        ex.ok(o);
+    }
+
+    private void events(Exchange ex) {
+        ex.answered = HttpResponseStatus.OK;
+        AtomicReference<Consumer<TaskEvent>> listener = new AtomicReference<>();
+        SseStream stream = streams.open(ex.channel, () -> {
+            Consumer<TaskEvent> l = listener.get();
+            if (l != null) {
+                try {
+                    master.removeTaskListener(l);
+                } catch (IllegalStateException e) {
+                    // the master stopped: its listeners are gone with it
+                }
+            }
+        });
+        Consumer<TaskEvent> l = e -> {
+            if (e.getKind() == TaskEvent.Kind.TASK && e.getTaskId() != null) {
+                stream.send(e.getStreamId(), "task", Views.event(e).toString());
+            }
+        };
+        listener.set(l);
+        master.addTaskListener(l);
+        if (stream.isClosed()) {
+            master.removeTaskListener(l);
+        }
+    }
+
+    // --- tokens, the caller, the documents
+
+    private void me(Exchange ex) {
+        ex.ok(Views.object().put("user", ex.user()).put("admin", ex.isAdmin()));
+    }
+
+    private void createToken(Exchange ex) {
+        JsonNode body = ex.request.content().readableBytes() == 0 ? Views.object() : ex.jsonBody();
+        String user = body.hasNonNull("user") ? body.get("user").asText() : ex.user();
+        boolean admin = body.path("admin").asBoolean(false);
+        if (!ex.isAdmin() && (!user.equals(ex.user()) || admin)) {
+            throw ApiException.forbidden(admin ? "only an admin may make admin tokens" : "only an admin may make tokens for another user");
+        }
+        if (!TaskIds.isValid(user)) {
+            throw ApiException.badRequest("not a valid user name: '" + user + "'");
+        }
+        ApiToken token = master.apiTokens().create(user, admin);
+        ObjectNode o = Views.token(token.getInfo());
+        o.put("token", token.getSecret());
+        ex.json(HttpResponseStatus.CREATED, o);
+    }
+
+    private void listTokens(Exchange ex) {
+        ObjectNode o = Views.object();
+        ArrayNode list = o.putArray("tokens");
+        master.apiTokens().list().stream().filter(t -> ex.isAdmin() || t.user().equals(ex.user()))
+                .forEach(t -> list.add(Views.token(t)));
+        ex.ok(o);
+    }
+
+    private void revokeToken(Exchange ex) {
+        String id = ex.pathParam("id");
+        ApiTokenInfo token = master.apiTokens().list().stream().filter(t -> t.id().equals(id)).findFirst()
+                .orElseThrow(() -> ApiException.notFound("no token " + id));
+        if (!ex.isAdmin() && !token.user().equals(ex.user())) {
+            throw ApiException.forbidden("token " + id + " is another user's");
+        }
+        master.apiTokens().revoke(id);
+        ex.answered = HttpResponseStatus.NO_CONTENT;
+        Responses.bytes(ex.channel, ex.keepAlive, HttpResponseStatus.NO_CONTENT, "application/json", Unpooled.EMPTY_BUFFER, null);
+    }
+
+    private void openApi(Exchange ex) {
+        ex.answered = HttpResponseStatus.OK;
+        Responses.bytes(ex.channel, ex.keepAlive, HttpResponseStatus.OK, "application/json; charset=utf-8",
+                Unpooled.wrappedBuffer(OpenApi.document()), null);
+    }
+
+    private void prometheus(Exchange ex) {
+        metrics.refresh();
+        ex.answered = HttpResponseStatus.OK;
+        Responses.text(ex.channel, ex.keepAlive, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
+                registry.scrape());
+    }
+}
