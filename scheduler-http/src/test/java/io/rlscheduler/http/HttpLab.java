@@ -49,9 +49,9 @@ public final class HttpLab implements AutoCloseable {
             Path machine = dir.resolve("machine-" + i);
             Path scripts = Files.createDirectories(machine.resolve("scripts"));
             scriptRoots.add(scripts);
-            int[] gpus = new int[gpusPerWorker];
+            List<Integer> gpus = new ArrayList<>();
             for (int g = 0; g < gpusPerWorker; g++) {
-                gpus[g] = gpu++;
+                gpus.add(gpu++);
             }
             workers.add(SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort())
                     .redis(redis.getUri()).workerId("machine-" + i).secret(SECRET).coreOptions(options)
