@@ -509,6 +509,7 @@
       const el = h('figure', { class: 'chart', 'data-metric': name },
         h('figcaption', { class: 'sr-only' }, `${name} by ${this.xLabel}`));
       this.container.append(el);
+      this.resize(); // the charts already drawn share their row with this one now
       const c = { el, plot: null, xs: [], ys: [] };
       this.charts.set(name, c);
       if (uPlotReady()) {
@@ -622,7 +623,7 @@
       if (r.cancelRequested && !TERMINAL.has(r.state)) fact(summary, 'Cancel', 'requested');
       fact(summary, 'Created', fmtTime(r.createdAt));
       fact(summary, 'Updated', fmtTime(r.updatedAt));
-      fact(summary, 'Log lines', String(r.logLines ?? 0));
+      if (r.logLines != null && r.logLines >= 0) fact(summary, 'Log lines', String(r.logLines));
       finals.replaceChildren();
       for (const [k, val] of Object.entries(r.finalMetrics || {})) fact(finals, k, fmtValue(val));
       params.replaceChildren(...Object.entries(r.parameters || {}).map(([k, val]) =>
@@ -660,9 +661,9 @@
           h('td', { class: 'num' }, fmtValue(p.attempt)),
           h('td', null, p.workerId || p.worker || '—'),
           h('td', null, p.host || p.hostname || '—'),
-          h('td', { class: 'mono', title: p.scriptSha256 || '' }, (p.scriptSha256 || '—').slice(0, 16)),
+          h('td', { class: 'mono', title: [p.scriptFile, p.scriptSha256].filter(Boolean).join(' ') }, (p.scriptSha256 || '—').slice(0, 16)),
           h('td', { class: 'mono' }, p.gitCommit ? `${p.gitCommit.slice(0, 12)}${p.gitDirty ? ' (dirty)' : ''}` : '—'),
-          h('td', null, p.python || p.pythonVersion || '—'),
+          h('td', null, p.interpreterVersion ? `${p.interpreter || 'python'} ${p.interpreterVersion}` : (p.interpreter || p.python || '—')),
           h('td', null, (p.gpus || []).map((g) => typeof g === 'object' ? `${g.index ?? ''} ${g.name || ''} ${g.uuid || ''}`.trim() : String(g)).join(', ') || '—')));
         attempts.replaceChildren(...rows);
         if (!rows.length) attempts.append(h('tr', null, h('td', { colspan: '7', class: 'muted' }, 'No attempt started yet.')));
