@@ -10,6 +10,10 @@ import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskResult;
 import io.rlscheduler.master.TaskSpec;
 import io.rlscheduler.redis.embedded.EmbeddedRedis;
+import io.rlscheduler.http.HttpApi;
+import io.rlscheduler.master.Sweep;
+import io.rlscheduler.master.SweepSpec;
+import java.util.concurrent.CountDownLatch;
 import io.rlscheduler.worker.SchedulerWorker;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,16 +34,33 @@ import java.util.stream.Collectors;
  * runs (three learning rates by two seeds, one GPU each). Follows one run's log live, waits for
  * all, and prints a table; the last line is {@code demo: N tasks, N succeeded, 0 failed}. Exits 0
  * only if every run succeeded. Run from the repository root (it needs {@code scripts/train.py}).
+ * With {@code --serve} it also serves the HTTP API and the dashboard (port 8080, or {@code --port N}),
+ * prints their address and an admin token before the runs start, and keeps serving after the last
+ * line until the process is stopped.
  */
 public final class LocalClusterDemo {
 
-    private static final double[] LEARNING_RATES = {0.05, 0.1, 0.2};
-    private static final int[] SEEDS = {1, 2};
+    private static final List<Object> LEARNING_RATES = List.of(0.05, 0.1, 0.2);
+    private static final long[] SEEDS = {1, 2};
 
     private LocalClusterDemo() {
     }
 
     public static void main(String[] args) throws Exception {
+        boolean serve = false;
+        int port = 8080;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--serve" -> serve = true;
+                case "--port" -> port = i + 1 < args.length ? Integer.parseInt(args[++i]) : -1;
+                default -> port = -1;
+            }
+            if (port < 0 || port > 65535) {
+                System.err.println("usage: demo [--serve [--port N]]   (--serve keeps the master and the dashboard running;"
+                        + " port 8080 by default, 0 for any free one)");
+                System.exit(2);
+            }
+        }
         Path root = Path.of("").toAbsolutePath();
         Path scripts = root.resolve("scripts");
         if (!Files.isRegularFile(scripts.resolve("train.py"))) {
@@ -61,18 +82,25 @@ public final class LocalClusterDemo {
                          .redis(redis).bindHost("127.0.0.1").rpcPort(0).secret(secret)
                          .coreOptions(core).logDirectory(root.resolve("logs")).build().start();
                  SchedulerWorker w1 = worker("gpu-box-1", master, redis, secret, core, root, 0, 1);
-                 SchedulerWorker w2 = worker("gpu-box-2", master, redis, secret, core, root, 2, 3)) {
+                 SchedulerWorker w2 = worker("gpu-box-2", master, redis, secret, core, root, 2, 3);
+                 HttpApi api = serve ? HttpApi.builder(master).port(port).build().start() : null) {
+                String token = api == null ? null : master.apiTokens().create("demo", true).getSecret();
 
-                List<TaskHandle> runs = new ArrayList<>();
+                SweepSpec sweepSpec = SweepSpec.of(TaskSpec.python("train.py")
+                                .param("algo", "q-learning").gpus(1).owner("demo").timeout(Duration.ofMinutes(5)).build())
+                        .id(core.getNamespace()).name("the demo's learning rates").grid("lr", LEARNING_RATES)
+                        .seeds(SEEDS).build();
+                Sweep submitted = master.submitSweep(sweepSpec);
+                List<TaskHandle> runs = submitted.getRunIds().stream().map(master::task).toList();
                 Map<String, String> params = new LinkedHashMap<>();
-                for (double lr : LEARNING_RATES) {
-                    for (int seed : SEEDS) {
-                        String id = "sweep-" + core.getNamespace() + "-lr" + lr + "-seed" + seed;
-                        runs.add(master.submit(TaskSpec.python("train.py").taskId(id)
-                                .param("algo", "q-learning").param("lr", lr).param("seed", (long) seed)
-                                .gpus(1).owner("demo").timeout(Duration.ofMinutes(5)).build()));
-                        params.put(id, "lr=" + lr + " seed=" + seed);
-                    }
+                List<Map<String, Object>> runParameters = sweepSpec.runParameters();
+                for (int i = 0; i < runs.size(); i++) {
+                    params.put(submitted.getRunIds().get(i), runParameters.get(i).entrySet().stream()
+                            .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
+                }
+                if (api != null) {
+                    System.out.println("demo: the dashboard: " + api.getUrl() + "/#/sweep/" + submitted.getId());
+                    System.out.println("demo: sign in with the token " + token + " (user demo, an admin)");
                 }
                 total = runs.size();
                 System.out.println("demo: submitted " + total + " runs; following " + runs.get(0).getTaskId() + ":");
@@ -117,10 +145,17 @@ public final class LocalClusterDemo {
                         System.out.println("demo: cannot list the sweep's artifacts: " + e.getMessage());
                     }
                 }
+                System.out.printf("demo: finished in %.1f s%n", (System.nanoTime() - started) / 1e9);
+                if (api != null) {
+                    System.out.println("demo: serving the dashboard at " + api.getUrl() + "/#/sweep/" + submitted.getId()
+                            + " until Ctrl-C (token " + token + ")");
+                }
+                System.out.println("demo: " + total + " tasks, " + succeeded + " succeeded, " + (total - succeeded) + " failed");
+                if (api != null) {
+                    new CountDownLatch(1).await(); // until the process is stopped
+                }
             }
         }
-        System.out.printf("demo: finished in %.1f s%n", (System.nanoTime() - started) / 1e9);
-        System.out.println("demo: " + total + " tasks, " + succeeded + " succeeded, " + (total - succeeded) + " failed");
         System.exit(total > 0 && succeeded == total ? 0 : 1);
     }
 

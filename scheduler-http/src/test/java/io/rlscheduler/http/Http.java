@@ -38,6 +38,10 @@ public final class Http {
         public String code() {
             return json == null ? null : json.path("error").path("code").asText(null);
         }
+
+        public String message() {
+            return json == null ? null : json.path("error").path("message").asText(null);
+        }
     }
 
     public Answer get(String path) {
