@@ -16,7 +16,8 @@ public final class Benchmarks {
             new CheckpointThroughput(CheckpointThroughput.Kind.DIRECTORY),
             new CheckpointThroughput(CheckpointThroughput.Kind.S3),
             new Resume(),
-            new FairShare());
+            new FairShare(),
+            new HttpBench());
 
     private Benchmarks() {
     }

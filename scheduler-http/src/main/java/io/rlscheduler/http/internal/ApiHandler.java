@@ -40,13 +40,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         FullHttpRequest retained = request.retainedDuplicate();
         ctx.channel().config().setAutoRead(false);
+        Exchange exchange = new Exchange(ctx.channel(), retained, keepAlive);
+        exchange.onFinish = () -> {
+            retained.release();
+            ctx.channel().config().setAutoRead(true);
+        };
         try {
             requests.execute(() -> {
                 try {
-                    routes.handle(new Exchange(ctx.channel(), retained, keepAlive));
+                    routes.handle(exchange);
                 } finally {
-                    retained.release();
-                    ctx.channel().config().setAutoRead(true);
+                    if (!exchange.deferred) {
+                        exchange.finish();
+                    }
                 }
             });
         } catch (RejectedExecutionException e) {

@@ -81,7 +81,7 @@ public final class ApiServer {
         requests.allowCoreThreadTimeOut(true);
         ChannelGroup open = new DefaultChannelGroup("rls-http", GlobalEventExecutor.INSTANCE);
         Streams streams = new Streams(io.next(), settings);
-        Routes routes = new Routes(master, settings, registry, streams);
+        Routes routes = new Routes(master, settings, registry, streams, requests);
         SslContext sslContext = ssl;
         try {
             Channel channel = new ServerBootstrap()

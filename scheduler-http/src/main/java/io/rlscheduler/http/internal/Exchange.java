@@ -24,12 +24,25 @@ final class Exchange {
     /** The route's pattern, for the request metrics (bounded, unlike paths). */
     String routePattern = "unmatched";
     HttpResponseStatus answered;
+    /** When the request was taken up, for its timer. */
+    final long startNanos = System.nanoTime();
+    /** Set by a handler that answers later, from a callback: the connection reads on only once it has. */
+    boolean deferred;
+    private final java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
+    Runnable onFinish = () -> { };
 
     Exchange(Channel channel, FullHttpRequest request, boolean keepAlive) {
         this.channel = channel;
         this.request = request;
         this.keepAlive = keepAlive;
         this.uri = new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8, true, 64);
+    }
+
+    /** Ends the exchange once answered: frees the request and lets the connection read its next one. Idempotent. */
+    void finish() {
+        if (finished.compareAndSet(false, true)) {
+            onFinish.run();
+        }
     }
 
     HttpMethod method() {

@@ -74,13 +74,19 @@ final class Routes {
     private final Router router = new Router();
     private final StaticFiles files = new StaticFiles();
     private final ApiMetrics metrics;
+    private final TokenCache tokens;
+    /** The request threads: answers to asynchronous calls are written from here, not from Redis's I/O thread. */
+    private final java.util.concurrent.Executor requests;
 
-    Routes(SchedulerMaster master, Settings settings, PrometheusMeterRegistry registry, Streams streams) {
+    Routes(SchedulerMaster master, Settings settings, PrometheusMeterRegistry registry, Streams streams,
+           java.util.concurrent.Executor requests) {
         this.master = master;
+        this.requests = requests;
         this.settings = settings;
         this.registry = registry;
         this.streams = streams;
         this.metrics = new ApiMetrics(master, registry, streams);
+        this.tokens = new TokenCache(master == null ? null : master.apiTokens(), settings.tokenCacheTtl().toNanos());
         add(GET, "/api/v1/openapi.json", Access.PUBLIC, this::openApi);
         add(GET, "/api/v1/me", Access.USER, this::me);
         add(GET, "/api/v1/health", Access.READ, ex -> ex.ok(Views.health(master.health())));
@@ -121,36 +127,50 @@ final class Routes {
     }
 
     void handle(Exchange ex) {
-        long start = System.nanoTime();
         try {
             dispatch(ex);
-        } catch (ApiException e) {
-            ex.error(e, e.status() == HttpResponseStatus.UNAUTHORIZED ? Map.of("WWW-Authenticate", "Bearer") : null);
-        } catch (TaskNotFoundException | ArtifactNotFoundException e) {
-            ex.error(ApiException.notFound(e.getMessage()), null);
-        } catch (TaskIdConflictException | IllegalTaskStateException e) {
-            ex.error(new ApiException(HttpResponseStatus.CONFLICT, "CONFLICT", e.getMessage()), null);
-        } catch (OwnerLimitExceededException e) {
-            Map<String, String> headers = e.getRetryAfter()
-                    .map(d -> Map.of("Retry-After", Long.toString(Math.max(1, (d.toMillis() + 999) / 1000)))).orElse(null);
-            ex.error(new ApiException(HttpResponseStatus.TOO_MANY_REQUESTS, "OWNER_LIMIT", e.getMessage()), headers);
-        } catch (IllegalArgumentException e) {
-            ex.error(ApiException.badRequest(e.getMessage()), null);
-        } catch (SchedulerException e) {
-            if (e.isRetryable()) {
-                ex.error(new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", e.getMessage()),
-                        Map.of("Retry-After", "1"));
-            } else {
-                log.warn("{} {} failed", ex.method(), ex.path(), e);
-                ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL", e.getMessage()), null);
-            }
         } catch (RuntimeException e) {
+            fail(ex, e);
+        }
+        if (!ex.deferred) {
+            measured(ex);
+        }
+    }
+
+    private void measured(Exchange ex) {
+        metrics.request(ex.method().name(), ex.routePattern, ex.answered == null ? 200 : ex.answered.code(),
+                System.nanoTime() - ex.startNanos);
+    }
+
+    /** Answers a failure with its typed error; only the unexpected ones are logged, with their stack. */
+    private void fail(Exchange ex, Throwable failure) {
+        Throwable e = failure;
+        while ((e instanceof java.util.concurrent.CompletionException || e instanceof java.util.concurrent.ExecutionException)
+                && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof ApiException a) {
+            ex.error(a, a.status() == HttpResponseStatus.UNAUTHORIZED ? Map.of("WWW-Authenticate", "Bearer") : null);
+        } else if (e instanceof TaskNotFoundException || e instanceof ArtifactNotFoundException) {
+            ex.error(ApiException.notFound(e.getMessage()), null);
+        } else if (e instanceof TaskIdConflictException || e instanceof IllegalTaskStateException) {
+            ex.error(new ApiException(HttpResponseStatus.CONFLICT, "CONFLICT", e.getMessage()), null);
+        } else if (e instanceof OwnerLimitExceededException o) {
+            Map<String, String> headers = o.getRetryAfter()
+                    .map(d -> Map.of("Retry-After", Long.toString(Math.max(1, (d.toMillis() + 999) / 1000)))).orElse(null);
+            ex.error(new ApiException(HttpResponseStatus.TOO_MANY_REQUESTS, "OWNER_LIMIT", o.getMessage()), headers);
+        } else if (e instanceof IllegalArgumentException) {
+            ex.error(ApiException.badRequest(e.getMessage()), null);
+        } else if (e instanceof SchedulerException s && s.isRetryable()) {
+            ex.error(new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", s.getMessage()),
+                    Map.of("Retry-After", "1"));
+        } else if (e instanceof SchedulerException s) {
+            log.warn("{} {} failed", ex.method(), ex.path(), s);
+            ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL", s.getMessage()), null);
+        } else {
             log.error("{} {} failed", ex.method(), ex.path(), e);
             ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL",
                     "the server failed to answer; its log says why"), null);
-        } finally {
-            metrics.request(ex.method().name(), ex.routePattern, ex.answered == null ? 200 : ex.answered.code(),
-                    System.nanoTime() - start);
         }
     }
 
@@ -195,7 +215,7 @@ final class Routes {
             }
             throw ApiException.unauthorized("this route needs a token: Authorization: Bearer <token>");
         }
-        ex.caller = master.apiTokens().verify(secret)
+        ex.caller = tokens.verify(secret)
                 .orElseThrow(() -> ApiException.unauthorized("the token is not known or was revoked"));
         if (access == Access.ADMIN && !ex.caller.admin()) {
             throw ApiException.forbidden("this route is for admins");
@@ -221,8 +241,29 @@ final class Routes {
     }
 
     private void submit(Exchange ex) {
-        TaskSpec spec = Specs.run(ex.jsonBody(), ex.user(), ex.isAdmin());
-        boolean existed = spec.getTaskId() != null && master.getTask(spec.getTaskId()).isPresent();
+        JsonNode body = ex.jsonBody();
+        TaskSpec spec = Specs.run(body, ex.user(), ex.isAdmin());
+        if (!body.hasNonNull("taskId")) {
+            // A new id: the run is certainly new, and its record is what the spec says. Answered from
+            // the submission's callback, so no request thread waits on Redis and submissions batch.
+            ex.deferred = true;
+            master.submitAsync(spec).whenCompleteAsync((handle, failure) -> {
+                try {
+                    if (failure != null) {
+                        fail(ex, failure);
+                    } else {
+                        ex.json(HttpResponseStatus.CREATED, Views.submitted(spec));
+                    }
+                } catch (RuntimeException e) {
+                    fail(ex, e);
+                } finally {
+                    measured(ex);
+                    ex.finish();
+                }
+            }, requests);
+            return;
+        }
+        boolean existed = master.getTask(spec.getTaskId()).isPresent();
         TaskHandle handle = master.submit(spec);
         ex.json(existed ? HttpResponseStatus.OK : HttpResponseStatus.CREATED,
                 Views.run(handle.getRecord(), sweepOf(handle.getTaskId())));
@@ -480,7 +521,7 @@ final class Routes {
                     stream.send(Views.lineId(r), "metric", Views.point(p).toString());
                 }
             } else {
-                stream.send(Views.lineId(r), "line", Views.line(r).toString());
+                stream.sendWith(b -> Views.lineEvent(r, b));
             }
         });
         follow.set(f);
@@ -699,6 +740,7 @@ final class Routes {
             throw ApiException.forbidden("token " + id + " is another user's");
         }
         master.apiTokens().revoke(id);
+        tokens.revoked(id);
         ex.answered = HttpResponseStatus.NO_CONTENT;
         Responses.bytes(ex.channel, ex.keepAlive, HttpResponseStatus.NO_CONTENT, "application/json", Unpooled.EMPTY_BUFFER, null);
     }

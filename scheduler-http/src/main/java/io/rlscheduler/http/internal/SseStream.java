@@ -1,6 +1,7 @@
 package io.rlscheduler.http.internal;
 
 import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -11,7 +12,6 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -28,6 +28,9 @@ final class SseStream {
     private volatile long lastWriteNanos = System.nanoTime();
     private volatile long unwritableSinceNanos;
     private volatile Runnable cleanup = () -> { };
+    /** Events written but not yet handed to the channel; one drain task at a time hands them over together. */
+    private final StringBuilder pending = new StringBuilder();
+    private boolean drainScheduled;
 
     SseStream(Channel channel, long writeTimeoutNanos) {
         this.channel = channel;
@@ -51,12 +54,17 @@ final class SseStream {
 
     /** Writes one event; its data must be one line (JSON is). Returns false once the stream is closed. */
     boolean send(String id, String event, String data) {
-        StringBuilder b = new StringBuilder(data.length() + 48);
-        if (id != null) {
-            b.append("id: ").append(id).append('\n');
-        }
-        b.append("event: ").append(event).append('\n').append("data: ").append(data).append("\n\n");
-        return write(b.toString());
+        return write(b -> {
+            if (id != null) {
+                b.append("id: ").append(id).append('\n');
+            }
+            b.append("event: ").append(event).append('\n').append("data: ").append(data).append("\n\n");
+        });
+    }
+
+    /** Writes one event that {@code event} appends, whole, straight into what is pending (no copy of its own). */
+    boolean sendWith(java.util.function.Consumer<StringBuilder> event) {
+        return write(event);
     }
 
     /** Writes a comment line, to keep an idle connection open; also closes a stream stuck too long. */
@@ -71,6 +79,10 @@ final class SseStream {
     }
 
     private boolean write(String text) {
+        return write(b -> b.append(text));
+    }
+
+    private boolean write(java.util.function.Consumer<StringBuilder> text) {
         if (closed.get()) {
             return false;
         }
@@ -79,8 +91,33 @@ final class SseStream {
             return false;
         }
         lastWriteNanos = now;
-        channel.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer(text, StandardCharsets.UTF_8)));
+        synchronized (pending) {
+            text.accept(pending);
+            if (drainScheduled) {
+                return true; // goes out with the drain already due: one write and one flush for many events
+            }
+            drainScheduled = true;
+        }
+        channel.eventLoop().execute(this::drain);
         return true;
+    }
+
+    /** On the event loop: hands every pending event to the channel as one chunk. */
+    private void drain() {
+        io.netty.buffer.ByteBuf bytes;
+        synchronized (pending) {
+            drainScheduled = false;
+            if (pending.length() == 0) {
+                return;
+            }
+            // The JDK's encoder of a String is intrinsic: faster than a char-by-char copy of the builder.
+            bytes = Unpooled.wrappedBuffer(pending.toString().getBytes(StandardCharsets.UTF_8));
+            pending.setLength(0);
+            if (pending.capacity() > 1 << 20) {
+                pending.trimToSize();
+            }
+        }
+        channel.writeAndFlush(new DefaultHttpContent(bytes));
     }
 
     /** Whether the socket has been full past the write timeout; closes the stream then. */
@@ -107,7 +144,10 @@ final class SseStream {
         if (closed.get()) {
             return;
         }
-        channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+        channel.eventLoop().execute(() -> {
+            drain();
+            channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+        });
     }
 
     /** Closes the connection at once. */

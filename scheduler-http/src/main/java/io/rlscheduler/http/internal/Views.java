@@ -1,5 +1,6 @@
 package io.rlscheduler.http.internal;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -87,6 +88,40 @@ final class Views {
         return o;
     }
 
+    /** A run just submitted under a new id, from its spec: QUEUED, no attempt yet. */
+    static ObjectNode submitted(io.rlscheduler.master.TaskSpec spec) {
+        ObjectNode o = object();
+        o.put("id", spec.getTaskId());
+        o.put("state", "QUEUED");
+        o.put("owner", spec.getOwner());
+        o.put("script", spec.getScript());
+        ObjectNode params = o.putObject("parameters");
+        spec.getParameters().forEach((k, v) -> {
+            if (v instanceof Long l) {
+                params.put(k, l);
+            } else if (v instanceof Double d) {
+                params.put(k, d);
+            } else if (v instanceof Boolean b) {
+                params.put(k, b);
+            } else {
+                params.put(k, String.valueOf(v));
+            }
+        });
+        o.putNull("sweep");
+        o.put("gpus", spec.getGpus());
+        o.put("cpuSlots", spec.getCpuSlots());
+        o.put("memoryBytes", spec.getMemoryBytes());
+        o.put("priority", spec.getPriority());
+        ObjectNode selector = o.putObject("selector");
+        spec.getSelector().forEach(selector::put);
+        o.put("attempt", 0);
+        o.put("timeoutMs", spec.getTimeout() == null ? 0 : spec.getTimeout().toMillis());
+        spec.getArguments().forEach(o.putArray("args")::add);
+        ObjectNode env = o.putObject("env");
+        spec.getEnvironment().forEach(env::put);
+        return o;
+    }
+
     static JsonNode spec(TaskRecord r) {
         try {
             return r.getSpecJson() == null ? object() : Responses.JSON.readTree(r.getSpecJson());
@@ -169,6 +204,31 @@ final class Views {
         o.put("stream", r.getStream().name());
         o.put("text", r.getText());
         return o;
+    }
+
+    /** A line as a whole {@code line} event, appended to {@code b}: the live log's hot path (the data as {@link #line}). */
+    static void lineEvent(LogRecord r, StringBuilder b) {
+        b.append("id: ").append(r.getAttempt()).append(':').append(r.getSequence()).append("\nevent: line\ndata: ");
+        b.append("{\"id\":\"").append(r.getAttempt()).append(':').append(r.getSequence())
+                .append("\",\"attempt\":").append(r.getAttempt()).append(",\"seq\":").append(r.getSequence())
+                .append(",\"stream\":\"").append(r.getStream().name()).append("\",\"text\":\"");
+        quote(r.getText(), b);
+        b.append("\"}\n\n");
+    }
+
+    /** Appends {@code text} as the inside of a JSON string: plain characters at once, the rest by Jackson's rules. */
+    static void quote(String text, StringBuilder b) {
+        int n = text.length();
+        int from = 0;
+        for (int i = 0; i < n; i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == '"' || c == '\\') {
+                b.append(text, from, i);
+                JsonStringEncoder.getInstance().quoteAsString(text.substring(i, i + 1), b);
+                from = i + 1;
+            }
+        }
+        b.append(text, from, n);
     }
 
     static ObjectNode end(LogRecord r) {

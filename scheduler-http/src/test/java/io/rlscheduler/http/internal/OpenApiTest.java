@@ -19,10 +19,10 @@ class OpenApiTest {
     void theDocumentNamesEveryRouteAndNoOther() throws Exception {
         DefaultEventExecutor timer = new DefaultEventExecutor();
         try {
-            Settings settings = new Settings("127.0.0.1", 0, 1 << 20, false, Duration.ofSeconds(10), Duration.ofSeconds(15), 1,
+            Settings settings = new Settings("127.0.0.1", 0, 1 << 20, false, Duration.ofSeconds(10), Duration.ofSeconds(15), 1, Duration.ofSeconds(1),
                     null, null);
             Routes routes = new Routes(null, settings, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-                    new Streams(timer, settings));
+                    new Streams(timer, settings), Runnable::run);
             Set<String> served = new TreeSet<>();
             routes.routes().forEach(r -> served.add(r.method().name() + " " + r.pattern()));
 
