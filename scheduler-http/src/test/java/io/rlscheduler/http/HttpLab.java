@@ -34,7 +34,8 @@ public final class HttpLab implements AutoCloseable {
     private final List<Path> scriptRoots = new ArrayList<>();
     private final String adminToken;
 
-    private HttpLab(Path dir, int workerCount, int gpusPerWorker) throws IOException {
+    private HttpLab(Path dir, int workerCount, int gpusPerWorker, java.util.function.Consumer<HttpApi.Builder> configure)
+            throws IOException {
         this.dir = dir;
         this.redis = TestRedis.start();
         this.options = CoreOptions.builder().namespace(RedisNamespace.random().name()).heartbeatInterval(Duration.ofMillis(500))
@@ -42,7 +43,9 @@ public final class HttpLab implements AutoCloseable {
         this.master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
                 .coreOptions(options).logDirectory(dir.resolve("master").resolve("logs"))
                 .artifactStore(dir.resolve("store").toString()).build().start();
-        this.api = HttpApi.builder(master).port(0).build().start();
+        HttpApi.Builder apiBuilder = HttpApi.builder(master).port(0);
+        configure.accept(apiBuilder);
+        this.api = apiBuilder.build().start();
         this.adminToken = master.apiTokens().create("admin", true).getSecret();
         int gpu = 0;
         for (int i = 1; i <= workerCount; i++) {
@@ -68,8 +71,13 @@ public final class HttpLab implements AutoCloseable {
      * @param gpusPerWorker GPU ids each worker has (ids are unique across the lab)
      */
     public static HttpLab start(Path dir, int workers, int gpusPerWorker) {
+        return start(dir, workers, gpusPerWorker, b -> { });
+    }
+
+    /** Starts a lab whose HTTP API is configured by {@code configure} as well (TLS, anonymous reads, ...). */
+    public static HttpLab start(Path dir, int workers, int gpusPerWorker, java.util.function.Consumer<HttpApi.Builder> configure) {
         try {
-            return new HttpLab(dir, workers, gpusPerWorker);
+            return new HttpLab(dir, workers, gpusPerWorker, configure);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

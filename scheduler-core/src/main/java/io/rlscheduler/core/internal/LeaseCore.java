@@ -380,23 +380,8 @@ public final class LeaseCore implements AutoCloseable {
             throw new IllegalArgumentException("offset must be >= 0 and limit 1 to 1000, were " + offset + ", " + limit);
         }
         CompletableFuture<Long> total = read(redis.zcard(index));
-        return read(redis.zrange(index, offset, offset + limit - 1L)).thenCompose(ids -> {
-            if (ids.isEmpty()) {
-                return total.thenApply(n -> ValueFactory.get().taskPage(List.of(), n));
-            }
-            String[] idArray = ids.toArray(new String[0]);
-            CompletableFuture<List<KeyValue<String, String>>> states = read(redis.hmget(keys.tasks(), idArray));
-            CompletableFuture<List<KeyValue<String, String>>> specs = read(redis.hmget(keys.specs(), idArray));
-            return states.thenCombine(specs, (st, sp) -> {
-                List<TaskRecord> tasks = new ArrayList<>();
-                for (int i = 0; i < st.size(); i++) {
-                    if (st.get(i).hasValue()) {
-                        tasks.add(Replies.storedTask(st.get(i).getValue(), sp.get(i).getValueOrElse("{}")));
-                    }
-                }
-                return tasks;
-            }).thenCombine(total, ValueFactory.get()::taskPage);
-        });
+        return read(redis.zrange(index, offset, offset + limit - 1L)).thenCompose(this::getTasks)
+                .thenCombine(total, ValueFactory.get()::taskPage);
     }
 
     /** The most queued tasks {@link #listTasksNewest} reads to place the queued ones among the rest. */
