@@ -6,7 +6,7 @@
 # usage: scripts/bench.sh [name...]       all benchmarks when no name is given
 #
 #   end-to-end (io.rlscheduler.bench.BenchMain):  dispatch-throughput dispatch-latency log-stream failover heartbeats
-#                                                 checkpoint-directory checkpoint-s3 resume fair-share
+#                                                 checkpoint-directory checkpoint-s3 resume fair-share http
 #     log-stream     one python task's lines/s into the master's log file and a live follower (python3 needed)
 #     failover       worker JVM killed mid-task -> task RUNNING elsewhere, s, against the task lease
 #     heartbeats     10,000 simulated workers on one master in its own JVM; needs ~11,000 open files per JVM
@@ -14,6 +14,8 @@
 #     checkpoint-s3  the same into the S3 store (s3proxy in the JVM), against the AWS SDK's transfer manager
 #     fair-share     a colleague's task behind another owner's sweep of 2,000: its wait in task lengths; and
 #                    dispatch throughput and latency with 8 owners and limits against one owner without
+#     http           submissions/s through the HTTP API against the Java API (same concurrency), live log
+#                    over SSE against the Java follower, 1,000 SSE followers of one run: the server's CPU
 #     resume         worker JVM killed -> next attempt's script started elsewhere after restoring a 1 GiB
 #                    checkpoint, s, against the same failover without one (python3 needed)
 #   JMH micro-benchmarks, converted to the same shape:

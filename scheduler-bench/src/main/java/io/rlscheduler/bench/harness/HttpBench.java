@@ -36,17 +36,22 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code http}: what the HTTP API costs against the Java API, in the same run on one cluster.
  *
  * <p><b>Submissions.</b> {@code pairs} pairs of batches of {@code tasks} no-op tasks (in-JVM
- * executor, {@code workers} workers), alternating the Java API ({@link SchedulerMaster#submitAsync},
- * {@code inflight} awaiting their answer, by default as many as the HTTP part has in flight) and the HTTP API ({@code POST /api/v1/runs} from the
- * JDK's HTTP client over loopback, {@code connections} requests in flight, each on its own
- * keep-alive connection); two warm-up pairs first, and the queue drains between batches. The value: the median of the HTTP/Java
- * ratios of submissions per second (goal ≥ 0.5).
+ * executor, {@code workers} workers), after two warm-up pairs, alternating the Java API
+ * ({@link SchedulerMaster#submitAsync}, {@code inflight} awaiting their answer: by default as many
+ * as the HTTP part has in flight) and the HTTP API ({@code POST /api/v1/runs} over loopback from
+ * {@code connections} threads, each with a keep-alive connection of its own and one request in
+ * flight: {@link KeepAliveClient}, a plain HTTP/1.1 client that takes little of the cores the
+ * server shares with it, as a load tool would). The queue drains between batches. The value: the
+ * median of the HTTP/Java ratios of submissions per second (goal ≥ 0.5).
  *
- * <p><b>Live log.</b> One python task prints {@code lines} lines as fast as it can
- * ({@code print_lines.py}, buffered); a Java follower ({@code followLogs}) and an SSE follower
- * ({@code GET /api/v1/runs/{id}/log/stream}) attach as it is submitted. Each rate is lines over the
- * time from the script's first line to the follower's last. Ratio SSE/Java (goal ≥ 0.8); the SSE
- * follower must get lines 1..N in order, each once, then the end event.
+ * <p><b>Live log.</b> {@code logRounds} rounds (after one of warm-up), each two runs of a python
+ * task printing {@code lines} lines as fast as it can ({@code print_lines.py}, {@code stdout}: one
+ * {@code print()} per line as an unmodified script does, or block-buffered): the first
+ * followed by a Java follower ({@code followLogs}), the second by an SSE follower
+ * ({@code GET /api/v1/runs/{id}/log/stream}, the JDK's HTTP client), each attached as its run is
+ * submitted. A rate is lines over the time from the script's first line to the follower's last;
+ * the figure is the median of the rounds' SSE/Java ratios (goal ≥ 0.8). Each follower must get
+ * lines 1..N in order, each once, then the end.
  *
  * <p><b>Many followers.</b> {@code followers} SSE followers of one python run that prints
  * {@code followRate} lines a second for {@code followSeconds}; each must get every line. The
@@ -78,6 +83,9 @@ public final class HttpBench implements EndToEndBenchmark {
                 new Param("connections", "64", "HTTP submissions in flight, one connection each"),
                 new Param("workers", "4", "in-process no-op workers of the submission part"),
                 new Param("lines", "200000", "lines of the live-log task"),
+                new Param("stdout", "print", "how the live-log task prints, as log-stream's: print (one print() per line under"
+                        + " python3 -u, as an unmodified script does) or buffered (64 KiB block-buffered writes)"),
+                new Param("logRounds", "3", "measured live-log rounds, each a run followed by Java then a run followed over SSE"),
                 new Param("followers", "1000", "SSE followers of the many-followers run"),
                 new Param("followRate", "50", "lines/s the many-followers run prints"),
                 new Param("followSeconds", "20", "seconds the many-followers run prints"),
@@ -127,19 +135,18 @@ public final class HttpBench implements EndToEndBenchmark {
              HttpApi api = HttpApi.builder(cluster.master()).port(0).build().start()) {
             SchedulerMaster master = cluster.master();
             String token = master.apiTokens().create("bench", false).getSecret();
-            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             // Warm-up, not measured: both paths, so the JIT has compiled them.
             for (int w = 0; w < 2; w++) {
                 javaBatch(master, tasks, p.getInt("inflight", 1));
                 drain(master);
-                httpBatch(client, api, token, tasks, p.getInt("connections", 1));
+                httpBatch(api, token, tasks, p.getInt("connections", 1));
                 drain(master);
             }
             drain(master);
             for (int i = 0; i < pairs; i++) {
                 double java = javaBatch(master, tasks, p.getInt("inflight", 1));
                 drain(master);
-                double http = httpBatch(client, api, token, tasks, p.getInt("connections", 1));
+                double http = httpBatch(api, token, tasks, p.getInt("connections", 1));
                 drain(master);
                 javaRates.add(Stats.round3(java));
                 httpRates.add(Stats.round3(http));
@@ -177,26 +184,22 @@ public final class HttpBench implements EndToEndBenchmark {
         return tasks / ((System.nanoTime() - start) / 1e9);
     }
 
-    private static double httpBatch(HttpClient client, HttpApi api, String token, int tasks, int connections) throws Exception {
-        URI uri = URI.create(api.getUrl() + "/api/v1/runs");
+    private static double httpBatch(HttpApi api, String token, int tasks, int connections) throws Exception {
         AtomicInteger next = new AtomicInteger();
         AtomicReference<String> failure = new AtomicReference<>();
         long start = System.nanoTime();
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < connections; c++) {
             Thread t = new Thread(() -> {
-                for (int i; (i = next.getAndIncrement()) < tasks && failure.get() == null; ) {
-                    try {
-                        HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri).header("Authorization", "Bearer " + token)
-                                .header("Content-Type", "application/json")
-                                .POST(HttpRequest.BodyPublishers.ofString("{\"script\":\"noop.py\",\"parameters\":{\"i\":" + i + "}}"))
-                                .build(), HttpResponse.BodyHandlers.ofString());
-                        if (r.statusCode() != 201) {
-                            failure.compareAndSet(null, r.statusCode() + " " + r.body());
+                try (KeepAliveClient client = new KeepAliveClient(api.getAddress(), token)) {
+                    for (int i; (i = next.getAndIncrement()) < tasks && failure.get() == null; ) {
+                        KeepAliveClient.Answer r = client.post("/api/v1/runs", "{\"script\":\"noop.py\",\"parameters\":{\"i\":" + i + "}}");
+                        if (r.status() != 201) {
+                            failure.compareAndSet(null, r.status() + " " + r.body());
                         }
-                    } catch (Exception e) {
-                        failure.compareAndSet(null, e.toString());
                     }
+                } catch (Exception e) {
+                    failure.compareAndSet(null, e.toString());
                 }
             }, "bench-http-client-" + c);
             t.start();
@@ -226,56 +229,84 @@ public final class HttpBench implements EndToEndBenchmark {
     private void liveLog(SchedulerMaster master, HttpApi api, String token, Path dir, BenchParams p, Map<String, Object> params)
             throws Exception {
         int lines = p.getInt("lines", 1);
-        String taskId = "http-log-" + System.nanoTime();
-        Path stamps = dir.resolve("stamps-" + taskId + ".json");
-        AtomicLong javaLast = new AtomicLong();
-        AtomicLong javaCount = new AtomicLong();
-        CompletableFuture<Void> javaDone = new CompletableFuture<>();
-        master.submit(TaskSpec.python(LogStream.SCRIPT).taskId(taskId).param("lines", (long) lines).param("length", 80L)
-                .param("stamps", stamps.toString()).param("mode", "buffered").build());
-        LogFollow follow = master.task(taskId).followLogs(r -> {
-            if (r.isLine()) {
-                javaCount.incrementAndGet();
-                javaLast.set(System.currentTimeMillis());
-            } else {
-                javaDone.complete(null);
-            }
-        });
-        AtomicLong sseLast = new AtomicLong();
-        AtomicLong sseExpected = new AtomicLong(1);
-        AtomicReference<String> sseProblem = new AtomicReference<>();
-        CompletableFuture<Void> sseDone = new CompletableFuture<>();
-        HttpClient client = HttpClient.newHttpClient();
-        client.sendAsync(HttpRequest.newBuilder(URI.create(api.getUrl() + "/api/v1/runs/" + taskId + "/log/stream"))
-                .header("Authorization", "Bearer " + token).build(), HttpResponse.BodyHandlers.fromLineSubscriber(
-                new LineCounter(line -> {
-                    if (line.startsWith("id: ")) {
-                        long seq = Long.parseLong(line.substring(line.indexOf(':', 4) + 1));
-                        if (seq != sseExpected.get() && sseProblem.get() == null) {
-                            sseProblem.set("line " + seq + " came where " + sseExpected.get() + " was due");
-                        }
-                        sseExpected.set(seq + 1);
-                        sseLast.set(System.currentTimeMillis());
-                    } else if (line.equals("event: end")) {
-                        sseDone.complete(null);
-                    }
-                }, () -> sseDone.complete(null))));
-        javaDone.get(10, TimeUnit.MINUTES);
-        sseDone.get(10, TimeUnit.MINUTES);
-        follow.close();
-        double start = JSON.readTree(Files.readString(stamps)).path("start").asDouble();
-        double javaSeconds = javaLast.get() / 1e3 - start;
-        double sseSeconds = sseLast.get() / 1e3 - start;
-        if (javaCount.get() != lines || sseExpected.get() != lines + 1 || sseProblem.get() != null) {
-            throw new IllegalStateException("http live log: lines lost or out of order: java " + javaCount.get() + ", sse up to "
-                    + (sseExpected.get() - 1) + " of " + lines + (sseProblem.get() == null ? "" : "; " + sseProblem.get()));
+        int rounds = p.getInt("logRounds", 1);
+        String mode = p.get("stdout");
+        if (!mode.equals("buffered") && !mode.equals("print")) {
+            throw new IllegalArgumentException("http: stdout must be buffered or print, was '" + mode + "'");
         }
-        params.put("logJavaLinesPerSecond", Math.round(lines / javaSeconds));
-        params.put("logSseLinesPerSecond", Math.round(lines / sseSeconds));
-        params.put("logSseJavaRatio", Stats.round3(javaSeconds / sseSeconds));
+        List<Double> javaRates = new ArrayList<>();
+        List<Double> sseRates = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        logRun(master, api, token, dir, lines, mode, false); // warm-up, not measured: both paths compiled
+        logRun(master, api, token, dir, lines, mode, true);
+        for (int round = 0; round < rounds; round++) {
+            double java = logRun(master, api, token, dir, lines, mode, false);
+            double sse = logRun(master, api, token, dir, lines, mode, true);
+            javaRates.add((double) Math.round(java));
+            sseRates.add((double) Math.round(sse));
+            ratios.add(sse / java);
+            System.out.printf("# http live log round %d: java %.0f lines/s, sse %.0f lines/s, ratio %.3f%n", round + 1, java, sse,
+                    sse / java);
+        }
+        params.put("logJavaLinesPerSecond", javaRates);
+        params.put("logSseLinesPerSecond", sseRates);
+        params.put("logSseJavaRatios", ratios.stream().map(Stats::round3).toList());
+        params.put("logSseJavaRatioMedian", Stats.round3(median(ratios)));
         params.put("logLinesLost", 0);
-        System.out.printf("# http live log: java %.0f lines/s, sse %.0f lines/s, ratio %.3f%n", lines / javaSeconds,
-                lines / sseSeconds, javaSeconds / sseSeconds);
+    }
+
+    /**
+     * One run of the live-log task with one follower, the Java API's or the SSE stream's, attached as
+     * it is submitted: lines per second from the script's first line to the follower's last. Fails
+     * if the follower missed, repeated or reordered a line.
+     */
+    private double logRun(SchedulerMaster master, HttpApi api, String token, Path dir, int lines, String mode, boolean sse)
+            throws Exception {
+        String taskId = "http-log-" + (sse ? "sse-" : "java-") + System.nanoTime();
+        Path stamps = dir.resolve("stamps-" + taskId + ".json");
+        AtomicLong last = new AtomicLong();
+        AtomicLong expected = new AtomicLong(1);
+        AtomicReference<String> problem = new AtomicReference<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        master.submit(TaskSpec.python(LogStream.SCRIPT).taskId(taskId).param("lines", (long) lines).param("length", 80L)
+                .param("stamps", stamps.toString()).param("mode", mode).build());
+        java.util.function.LongConsumer line = seq -> {
+            if (seq != expected.get() && problem.get() == null) {
+                problem.set("line " + seq + " came where " + expected.get() + " was due");
+            }
+            expected.set(seq + 1);
+            last.set(System.currentTimeMillis());
+        };
+        LogFollow follow = null;
+        if (sse) {
+            HttpClient.newHttpClient().sendAsync(HttpRequest.newBuilder(URI.create(api.getUrl() + "/api/v1/runs/" + taskId
+                    + "/log/stream")).header("Authorization", "Bearer " + token).build(),
+                    HttpResponse.BodyHandlers.fromLineSubscriber(new LineCounter(text -> {
+                        if (text.startsWith("id: ")) {
+                            line.accept(Long.parseLong(text.substring(text.indexOf(':', 4) + 1)));
+                        } else if (text.equals("event: end")) {
+                            done.complete(null);
+                        }
+                    }, () -> done.complete(null))));
+        } else {
+            follow = master.task(taskId).followLogs(r -> {
+                if (r.isLine()) {
+                    line.accept(r.getSequence());
+                } else {
+                    done.complete(null);
+                }
+            });
+        }
+        done.get(10, TimeUnit.MINUTES);
+        if (follow != null) {
+            follow.close();
+        }
+        if (expected.get() != lines + 1 || problem.get() != null) {
+            throw new IllegalStateException("http live log: the " + (sse ? "SSE" : "Java") + " follower got lines up to "
+                    + (expected.get() - 1) + " of " + lines + (problem.get() == null ? "" : "; " + problem.get()));
+        }
+        double start = JSON.readTree(Files.readString(stamps)).path("start").asDouble();
+        return lines / (last.get() / 1e3 - start);
     }
 
     // --- many followers
