@@ -138,7 +138,8 @@ class WorkerKeyLifecycleIT {
         await().atMost(WAIT).until(() -> !w1.isConnected());
         toMaster.pass();
         await().atMost(WAIT).until(() -> refused(RejectReason.REJECT_REASON_BAD_KEY) >= 1);
-        assertThat(w1.getLastRejection()).startsWith("REJECT_REASON_BAD_KEY");
+        // The master counts the refusal before its answer reaches the worker: wait for that too.
+        await().atMost(WAIT).untilAsserted(() -> assertThat(w1.getLastRejection()).startsWith("REJECT_REASON_BAD_KEY"));
         assertThat(w1.isConnected()).isFalse();
         keyFile("w1", second);
         await().atMost(WAIT).until(w1::isConnected);

@@ -389,6 +389,83 @@ class HttpApiIT {
                 List.of(8))).code()).isEqualTo("CONFLICT");
     }
 
+    @Test
+    void pipelinedRequestsAreAnsweredInOrderOneAtATime() throws Exception {
+        java.net.URI uri = java.net.URI.create(lab.url());
+        try (java.net.Socket socket = new java.net.Socket(uri.getHost(), uri.getPort())) {
+            String auth = "Authorization: Bearer " + lab.adminToken() + "\r\n";
+            // Three requests in one write: the first is slow (a Redis read), the others fast.
+            String requests = "GET /api/v1/workers HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n"
+                    + "GET /api/v1/me HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n"
+                    + "GET /api/v1/nothing HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n";
+            socket.getOutputStream().write(requests.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            java.io.BufferedInputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+            List<String> bodies = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                int length = -1;
+                String status = readLine(in);
+                for (String h; !(h = readLine(in)).isEmpty(); ) {
+                    if (h.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+                        length = Integer.parseInt(h.substring(15).trim());
+                    }
+                }
+                bodies.add(status + " " + new String(in.readNBytes(length), java.nio.charset.StandardCharsets.UTF_8));
+            }
+            assertThat(bodies.get(0)).startsWith("HTTP/1.1 200").contains("\"workers\"");
+            assertThat(bodies.get(1)).startsWith("HTTP/1.1 200").contains("\"user\":\"admin\"");
+            assertThat(bodies.get(2)).startsWith("HTTP/1.1 404").contains("NOT_FOUND");
+        }
+    }
+
+    private static String readLine(java.io.InputStream in) throws IOException {
+        StringBuilder b = new StringBuilder();
+        for (int c; (c = in.read()) != -1 && c != '\n'; ) {
+            if (c != '\r') {
+                b.append((char) c);
+            }
+        }
+        return b.toString();
+    }
+
+    @Test
+    void aRunsEnvironmentValuesAreShownToItsOwnerAndAdminsOnly() {
+        String id = alice.post("/api/v1/runs", Map.of("script", "count.py", "env", Map.of("WANDB_API_KEY", "secret-key")))
+                .json().path("id").asText();
+        assertThat(alice.get("/api/v1/runs/" + id).json().path("env").path("WANDB_API_KEY").asText()).isEqualTo("secret-key");
+        assertThat(admin.get("/api/v1/runs/" + id).json().path("env").path("WANDB_API_KEY").asText()).isEqualTo("secret-key");
+        JsonNode seenByBob = bob.get("/api/v1/runs/" + id).json();
+        assertThat(seenByBob.path("env").has("WANDB_API_KEY")).isTrue();
+        assertThat(seenByBob.path("env").path("WANDB_API_KEY").isNull()).isTrue();
+        assertThat(seenByBob.path("envHidden").asBoolean()).isTrue();
+        assertThat(bob.get("/api/v1/runs?owner=alice").body()).doesNotContain("secret-key");
+    }
+
+    @Test
+    void aSweepCannotTakeTheIdOfARunOutsideItAndHeadIsNotServed() {
+        assertThat(alice.post("/api/v1/runs", Map.of("script", "count.py", "taskId", "exp-000")).status()).isEqualTo(201);
+        Http.Answer taken = bob.post("/api/v1/sweeps", Map.of("id", "exp", "base", Map.of("script", "count.py"), "seeds", List.of(1)));
+        assertThat(taken.status()).isEqualTo(409);
+        assertThat(taken.message()).contains("exp-000");
+        assertThat(alice.get("/api/v1/runs/exp-000").json().path("sweep").isNull()).isTrue();
+        assertThat(bob.get("/api/v1/sweeps/exp").status()).isEqualTo(404);
+        Http.Answer head = alice.send(alice.request("/api/v1/runs").method("HEAD", java.net.http.HttpRequest.BodyPublishers.noBody())
+                .build());
+        assertThat(head.status()).isEqualTo(405);
+        assertThat(admin.as(null).get("/api/v1/sweeps?mine=true").status()).isEqualTo(401);
+    }
+
+    @Test
+    void aUserMakesAtMostTwentyTokensAloneAndAnAdminMore() {
+        for (int i = 0; i < 19; i++) { // alice has one already
+            assertThat(alice.post("/api/v1/tokens", Map.of()).status()).isEqualTo(201);
+        }
+        Http.Answer refused = alice.post("/api/v1/tokens", Map.of());
+        assertThat(refused.status()).isEqualTo(409);
+        assertThat(refused.message()).contains("revoke one");
+        assertThat(admin.post("/api/v1/tokens", Map.of("user", "alice")).status()).isEqualTo(201);
+    }
+
     private static List<String> ids(Http.Answer answer) {
         assertThat(answer.status()).as(answer.body()).isEqualTo(200);
         List<String> ids = new ArrayList<>();

@@ -93,4 +93,28 @@ public final class LogFiles {
                     + store.getUri());
         }
     }
+
+    /**
+     * Reads a task's log as {@link #read(Path, String, ArtifactStore)} does, handing each record to
+     * {@code visitor} in file order until it returns false: a page of a long log without holding
+     * the whole of it. Blocks; do not call it from an event loop.
+     *
+     * @throws NoSuchFileException if neither the directory nor the store holds the task's log
+     * @throws io.rlscheduler.store.StoreUnavailableException if the store cannot be read
+     * @throws IOException if the file or the store's copy cannot be read
+     */
+    public static void scan(Path directory, String taskId, ArtifactStore store, java.util.function.Predicate<LogRecord> visitor)
+            throws IOException {
+        Path file = fileOf(directory, taskId);
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            LogFileRecords.scan(file, taskId, visitor);
+            return;
+        }
+        try (InputStream in = store.open(RunLayout.log(taskId))) {
+            LogFileRecords.scan(in, taskId, visitor);
+        } catch (ArtifactNotFoundException none) {
+            throw new NoSuchFileException(file.toString(), null, "no log file, and no copy in the artifact store "
+                    + store.getUri());
+        }
+    }
 }

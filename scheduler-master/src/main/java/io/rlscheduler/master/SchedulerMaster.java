@@ -431,6 +431,10 @@ public final class SchedulerMaster implements AutoCloseable {
         Sweep sweep = Sweep.of(id, spec, System.currentTimeMillis());
         List<TaskSpec> runs = spec.runs(id); // checks every run's spec before anything is written
         var created = await(core.sweeps().create(id, sweep.getOwner(), sweep.toJson(), sweep.getCreatedAtMillis(), sweep.getRunIds()));
+        if (created.takenRunId() != null) {
+            throw new TaskIdConflictException(created.takenRunId(), "run id " + created.takenRunId() + " of sweep " + id
+                    + " is already a task outside it; choose another sweep id");
+        }
         if (!created.created()) {
             Sweep existing = Sweep.fromJson(created.existingJson());
             String difference = sweep.differenceFrom(existing);
@@ -504,11 +508,27 @@ public final class SchedulerMaster implements AutoCloseable {
      * @throws io.rlscheduler.store.StoreUnavailableException if the log is only in the store and it cannot be read
      */
     public List<LogRecord> readLog(String taskId) {
+        List<LogRecord> records = new java.util.ArrayList<>();
+        scanLog(taskId, records::add);
+        return records;
+    }
+
+    /**
+     * Reads the task's log as {@link #readLog} does, handing each record to {@code visitor} in order
+     * until it returns false: a page of a long log without holding all of it. A task that printed
+     * nothing yet has no log: the visitor gets nothing.
+     *
+     * @throws io.rlscheduler.store.StoreUnavailableException if the log is only in the store and it cannot be read
+     */
+    public void scanLog(String taskId, java.util.function.Predicate<LogRecord> visitor) {
         requireRunning();
         try {
-            return LogFiles.read(options.getLogDirectory(), TaskIds.require(taskId, "task id"), store.get());
+            LogFiles.scan(options.getLogDirectory(), TaskIds.require(taskId, "task id"), store.get(), visitor);
+        } catch (java.nio.file.NoSuchFileException e) {
+            return; // no line yet
         } catch (java.io.IOException e) {
-            throw new SchedulerException("could not read the log of task " + taskId + ": " + e, true, e);
+            log.warn("could not read the log of task {}: {}", taskId, e.toString());
+            throw new SchedulerException("could not read the log of task " + taskId, true, e);
         }
     }
 

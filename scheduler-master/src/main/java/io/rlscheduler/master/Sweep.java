@@ -152,6 +152,12 @@ public final class Sweep {
         if (!script.equals(other.script)) {
             d.add("script: existing " + other.script + ", submitted " + script);
         }
+        if (!parameters.equals(other.parameters)) {
+            d.add("parameters: existing " + other.parameters + ", submitted " + parameters);
+        }
+        if (!seedParameter.equals(other.seedParameter)) {
+            d.add("seedParameter: existing " + other.seedParameter + ", submitted " + seedParameter);
+        }
         if (!grid.equals(other.grid)) {
             d.add("grid: existing " + other.grid + ", submitted " + grid);
         }

@@ -22,8 +22,11 @@ public final class SweepRecords {
 
     static final LuaScript SWEEP = LuaScript.load("sweep");
 
-    /** The answer of {@link #create}: the record stored before, when the sweep existed. */
-    public record Created(boolean created, String existingJson) {
+    /**
+     * The answer of {@link #create}: the record stored before, when the sweep existed; or, when a
+     * run's id was already a task outside the sweep, that id (nothing written).
+     */
+    public record Created(boolean created, String existingJson, String takenRunId) {
     }
 
     /** A page of sweeps' records, newest first, and how many there are in all. */
@@ -40,7 +43,8 @@ public final class SweepRecords {
 
     /**
      * Records a sweep and its runs' ids, unless a sweep of that id exists (then its record is
-     * returned and nothing is written). Fails if one of the runs belongs to another sweep.
+     * returned and nothing is written) or one of the run ids is already a task (then that id is
+     * returned and nothing is written).
      */
     public CompletableFuture<Created> create(String sweepId, String owner, String json, long createdAtMillis, List<String> runIds) {
         List<String> args = new ArrayList<>(runIds.size() + 3);
@@ -51,7 +55,11 @@ public final class SweepRecords {
         return SWEEP.run(redis, keys.coreAnd(keys.sweep(sweepId), keys.sweeps(), keys.ownerSweeps(owner), keys.sweepOf()),
                 args.toArray(new String[0])).thenApply(reply -> {
                     JsonNode r = Replies.parse(reply);
-                    return "OK".equals(r.path("r").asText()) ? new Created(true, null) : new Created(false, r.path("sweep").asText());
+                    return switch (r.path("r").asText()) {
+                        case "OK" -> new Created(true, null, null);
+                        case "TAKEN" -> new Created(false, null, r.path("run").asText());
+                        default -> new Created(false, r.path("sweep").asText(), null);
+                    };
                 });
     }
 

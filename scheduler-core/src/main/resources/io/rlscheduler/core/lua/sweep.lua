@@ -8,14 +8,16 @@
 --   KEYS[21] {ns}:sweep-of            HASH    run (task) id -> sweep id
 -- ARGV: [1] sweep id  [2] record JSON  [3] creation time (ms)  [4..] the runs' task ids
 -- Returns JSON: {r="OK"} (recorded) | {r="EXISTS", sweep=the record JSON stored before}
+--             | {r="TAKEN", run=task id} (a run's id is a task outside this sweep: nothing written)
 local K_SWEEP, K_SWEEPS, K_OWNER, K_OF = KEYS[CORE_KEYS + 1], KEYS[CORE_KEYS + 2], KEYS[CORE_KEYS + 3], KEYS[CORE_KEYS + 4]
 local existing = redis.call('GET', K_SWEEP)
 if existing then return reply({r = 'EXISTS', sweep = existing}) end
 local id = ARGV[1]
 for i = 4, #ARGV do
-  local other = redis.call('HGET', K_OF, ARGV[i])
-  if other and other ~= id then
-    return redis.error_reply('sweep.lua: run ' .. ARGV[i] .. ' belongs to sweep ' .. other)
+  -- A new sweep's run ids must be free: a task of that id (another sweep's, or a plain run) would
+  -- be claimed by this sweep's listing and comparison.
+  if redis.call('HEXISTS', K_OF, ARGV[i]) == 1 or redis.call('HEXISTS', K_TASKS, ARGV[i]) == 1 then
+    return reply({r = 'TAKEN', run = ARGV[i]})
   end
 end
 redis.call('SET', K_SWEEP, ARGV[2])

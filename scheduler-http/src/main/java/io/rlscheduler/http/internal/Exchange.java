@@ -28,6 +28,8 @@ final class Exchange {
     final long startNanos = System.nanoTime();
     /** Set by a handler that answers later, from a callback: the connection reads on only once it has. */
     boolean deferred;
+    /** Set by a handler that answered with a stream. */
+    boolean streaming;
     private final java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
     Runnable onFinish = () -> { };
 

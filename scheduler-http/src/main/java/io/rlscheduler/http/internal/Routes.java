@@ -55,6 +55,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -66,6 +67,8 @@ final class Routes {
     private static final Logger log = LoggerFactory.getLogger(Routes.class);
     private static final int MAX_LIST = 500;
     private static final int DOWNLOAD_CHUNK = 64 * 1024;
+    /** The most tokens a user makes with their own token; an admin may make more. */
+    private static final int MAX_OWN_TOKENS = 20;
 
     private final SchedulerMaster master;
     private final Settings settings;
@@ -75,6 +78,8 @@ final class Routes {
     private final StaticFiles files = new StaticFiles();
     private final ApiMetrics metrics;
     private final TokenCache tokens;
+    /** Downloads at once: each holds a request thread while the client reads. */
+    private final java.util.concurrent.Semaphore downloads;
     /** The request threads: answers to asynchronous calls are written from here, not from Redis's I/O thread. */
     private final java.util.concurrent.Executor requests;
 
@@ -86,6 +91,7 @@ final class Routes {
         this.registry = registry;
         this.streams = streams;
         this.metrics = new ApiMetrics(master, registry, streams);
+        this.downloads = new java.util.concurrent.Semaphore(Math.max(1, settings.requestThreads() / 4));
         this.tokens = new TokenCache(master == null ? null : master.apiTokens(), settings.tokenCacheTtl().toNanos());
         add(GET, "/api/v1/openapi.json", Access.PUBLIC, this::openApi);
         add(GET, "/api/v1/me", Access.USER, this::me);
@@ -162,11 +168,16 @@ final class Routes {
         } else if (e instanceof IllegalArgumentException) {
             ex.error(ApiException.badRequest(e.getMessage()), null);
         } else if (e instanceof SchedulerException s && s.isRetryable()) {
-            ex.error(new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", s.getMessage()),
+            log.warn("{} {} answered 503: {}", ex.method(), ex.path(), s.toString());
+            ex.error(new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE",
+                    "Redis or the artifact store did not answer in time; retry"), Map.of("Retry-After", "1"));
+        } else if (e instanceof IllegalStateException && master != null && !isRunning()) {
+            ex.error(new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", "the master is not running"),
                     Map.of("Retry-After", "1"));
         } else if (e instanceof SchedulerException s) {
             log.warn("{} {} failed", ex.method(), ex.path(), s);
-            ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL", s.getMessage()), null);
+            ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL",
+                    "the server failed to answer; its log says why"), null);
         } else {
             log.error("{} {} failed", ex.method(), ex.path(), e);
             ex.error(new ApiException(HttpResponseStatus.INTERNAL_SERVER_ERROR, "INTERNAL",
@@ -174,11 +185,19 @@ final class Routes {
         }
     }
 
+    private boolean isRunning() {
+        return !master.isShutdown();
+    }
+
     private void dispatch(Exchange ex) {
         if (!ex.path().startsWith("/api/") && (ex.method().equals(GET) || ex.method().equals(HttpMethod.HEAD))
                 && files.serve(ex)) {
             ex.routePattern = "static";
             return;
+        }
+        if (ex.method().equals(HttpMethod.HEAD)) {
+            throw new ApiException(HttpResponseStatus.METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "HEAD is not served on "
+                    + ex.path() + "; use GET");
         }
         Router.Match match = router.match(ex.method(), ex.path());
         if (match == null) {
@@ -240,38 +259,51 @@ final class Routes {
         return master.sweepsOf(List.of(taskId)).get(taskId);
     }
 
+    /** A run's view for this caller: its environment's values only for its owner and admins (they may hold keys). */
+    private static ObjectNode runView(Exchange ex, TaskRecord r, String sweepId) {
+        return Views.run(r, sweepId, ex.isAdmin() || r.getOwner().equals(ex.user()));
+    }
+
     private void submit(Exchange ex) {
         JsonNode body = ex.jsonBody();
         TaskSpec spec = Specs.run(body, ex.user(), ex.isAdmin());
         if (!body.hasNonNull("taskId")) {
             // A new id: the run is certainly new, and its record is what the spec says. Answered from
             // the submission's callback, so no request thread waits on Redis and submissions batch.
+            CompletableFuture<TaskHandle> submitted = master.submitAsync(spec); // a failure here is answered as any other
             ex.deferred = true;
-            master.submitAsync(spec).whenCompleteAsync((handle, failure) -> {
-                try {
-                    if (failure != null) {
-                        fail(ex, failure);
-                    } else {
-                        ex.json(HttpResponseStatus.CREATED, Views.submitted(spec));
+            submitted.whenComplete((handle, failure) -> {
+                Runnable answer = () -> {
+                    try {
+                        if (failure != null) {
+                            fail(ex, failure);
+                        } else {
+                            ex.json(HttpResponseStatus.CREATED, Views.submitted(spec));
+                        }
+                    } catch (RuntimeException e) {
+                        fail(ex, e);
+                    } finally {
+                        measured(ex);
+                        ex.finish();
                     }
-                } catch (RuntimeException e) {
-                    fail(ex, e);
-                } finally {
-                    measured(ex);
-                    ex.finish();
+                };
+                try {
+                    requests.execute(answer);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    answer.run(); // the request threads are gone or full: answered here, short, rather than never
                 }
-            }, requests);
+            });
             return;
         }
         boolean existed = master.getTask(spec.getTaskId()).isPresent();
         TaskHandle handle = master.submit(spec);
         ex.json(existed ? HttpResponseStatus.OK : HttpResponseStatus.CREATED,
-                Views.run(handle.getRecord(), sweepOf(handle.getTaskId())));
+                runView(ex, handle.getRecord(), sweepOf(handle.getTaskId())));
     }
 
     private void run(Exchange ex) {
         String id = id(ex);
-        ex.ok(Views.run(record(id), sweepOf(id)));
+        ex.ok(runView(ex, record(id), sweepOf(id)));
     }
 
     private void listRuns(Exchange ex) {
@@ -321,7 +353,7 @@ final class Routes {
         Map<String, String> sweeps = master.sweepsOf(shown.stream().map(TaskRecord::getTaskId).toList());
         ObjectNode o = Views.object();
         ArrayNode runs = o.putArray("runs");
-        shown.forEach(r -> runs.add(Views.run(r, sweeps.get(r.getTaskId()))));
+        shown.forEach(r -> runs.add(runView(ex, r, sweeps.get(r.getTaskId()))));
         o.put("total", total);
         o.put("offset", offset);
         o.put("limit", limit);
@@ -365,6 +397,18 @@ final class Routes {
         RunArtifacts artifacts = master.task(id).artifacts();
         Artifact artifact = artifacts.list().stream().filter(a -> a.getKey().equals(key)).findFirst()
                 .orElseThrow(() -> ApiException.notFound("run " + id + " has no artifact " + key));
+        if (!downloads.tryAcquire()) {
+            throw new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE",
+                    "too many downloads at once; retry");
+        }
+        try {
+            send(ex, artifacts, artifact, id, key);
+        } finally {
+            downloads.release();
+        }
+    }
+
+    private void send(Exchange ex, RunArtifacts artifacts, Artifact artifact, String id, String key) {
         String name = artifact.getPath().substring(artifact.getPath().lastIndexOf('/') + 1).replaceAll("[^A-Za-z0-9._-]", "_");
         try (InputStream in = artifacts.open(artifact)) {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
@@ -377,7 +421,8 @@ final class Routes {
             ex.channel.write(head);
             byte[] chunk = new byte[DOWNLOAD_CHUNK];
             long sent = 0;
-            for (int n; (n = in.read(chunk)) > 0; ) {
+            for (int n; sent < artifact.getSize()
+                    && (n = in.read(chunk, 0, (int) Math.min(chunk.length, artifact.getSize() - sent))) > 0; ) {
                 sent += n;
                 ChannelFuture written = ex.channel.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer(chunk, 0, n)));
                 if (!ex.channel.isWritable() && !written.awaitUninterruptibly(settings.sseWriteTimeout().toMillis())) {
@@ -439,35 +484,35 @@ final class Routes {
         TaskRecord record = record(id);
         Position after = Position.parse(ex.query("after"));
         int limit = ex.intQuery("limit", 1000, 1, 10_000);
-        List<LogRecord> all = master.readLog(id);
         ObjectNode o = Views.object();
         ArrayNode lines = o.putArray("lines");
-        String next = after == Position.START ? null : ex.query("after");
-        boolean more = false;
-        LogRecord lastEnd = null;
-        for (LogRecord r : all) {
+        String[] next = {after == Position.START ? null : ex.query("after")};
+        boolean[] more = {false};
+        LogRecord[] lastEnd = {null};
+        master.scanLog(id, r -> {
             if (r.isEndOfStream()) {
-                lastEnd = r;
-                continue;
+                lastEnd[0] = r;
+                return true;
             }
             if (!after.before(r)) {
-                continue;
+                return true;
             }
             if (lines.size() == limit) {
-                more = true;
-                break;
+                more[0] = true;
+                return false; // the page is full: the rest of the file is not read
             }
             lines.add(Views.line(r));
-            next = Views.lineId(r);
-        }
-        boolean ended = record.getState().isTerminal() && !more;
-        o.put("next", next);
+            next[0] = Views.lineId(r);
+            return true;
+        });
+        boolean ended = record.getState().isTerminal() && !more[0];
+        o.put("next", next[0]);
         o.put("ended", ended);
         if (ended) {
             ObjectNode end = Views.object();
             end.put("state", record.getState().name());
-            end.put("complete", lastEnd != null && lastEnd.isComplete());
-            Views.putText(end, "note", lastEnd == null ? null : lastEnd.getNote());
+            end.put("complete", lastEnd[0] != null && lastEnd[0].isComplete());
+            Views.putText(end, "note", lastEnd[0] == null ? null : lastEnd[0].getNote());
             o.set("end", end);
         } else {
             o.putNull("end");
@@ -478,14 +523,23 @@ final class Routes {
     private void metricPoints(Exchange ex) {
         String id = id(ex);
         record(id);
+        Position after = Position.parse(ex.query("after"));
+        int limit = ex.intQuery("limit", 10_000, 1, 100_000);
         ObjectNode o = Views.object();
         ArrayNode points = o.putArray("points");
-        for (LogRecord r : master.readLog(id)) {
-            MetricPoint p = r.isLine() ? MetricPoint.of(r) : null;
+        boolean[] more = {false};
+        master.scanLog(id, r -> {
+            MetricPoint p = r.isLine() && after.before(r) ? MetricPoint.of(r) : null;
             if (p != null) {
+                if (points.size() == limit) {
+                    more[0] = true;
+                    return false;
+                }
                 points.add(Views.point(p));
             }
-        }
+            return true;
+        });
+        o.put("more", more[0]);
         ex.ok(o);
     }
 
@@ -496,13 +550,16 @@ final class Routes {
         Position after = Position.parse(lastEventId != null ? lastEventId : ex.query("after"));
         AtomicReference<LogFollow> follow = new AtomicReference<>();
         ex.answered = HttpResponseStatus.OK;
+        ex.streaming = true;
         SseStream stream = streams.open(ex.channel, () -> {
             LogFollow f = follow.get();
             if (f != null) {
                 f.close();
             }
         });
-        LogFollow f = master.task(id).followLogs(r -> {
+        LogFollow f;
+        try {
+            f = master.task(id).followLogs(r -> {
             if (r.isEndOfStream()) {
                 if (r.getFinalState() != null) {
                     stream.send(null, "end", Views.end(r).toString());
@@ -524,6 +581,11 @@ final class Routes {
                 stream.sendWith(b -> Views.lineEvent(r, b));
             }
         });
+        } catch (RuntimeException e) {
+            log.warn("the log of run {} could not be followed: {}", id, e.toString());
+            stream.close(); // the head is out: the client sees the stream end and follows again
+            return;
+        }
         follow.set(f);
         if (stream.isClosed()) {
             f.close();
@@ -541,7 +603,16 @@ final class Routes {
     private void listSweeps(Exchange ex) {
         int offset = ex.intQuery("offset", 0, 0, Integer.MAX_VALUE - MAX_LIST);
         int limit = ex.intQuery("limit", 50, 1, MAX_LIST);
-        String owner = ex.boolQuery("mine") ? ex.user() : ex.query("owner");
+        String owner = ex.query("owner");
+        if (ex.boolQuery("mine")) {
+            if (ex.user() == null) {
+                throw ApiException.unauthorized("mine=true needs a token");
+            }
+            owner = ex.user();
+        }
+        if (owner != null && !TaskIds.isValid(owner)) {
+            throw ApiException.badRequest("not a valid owner: '" + owner + "'");
+        }
         Sweep.Page page = master.listSweeps(owner, offset, limit);
         ObjectNode o = Views.object();
         ArrayNode list = o.putArray("sweeps");
@@ -559,7 +630,7 @@ final class Routes {
         Sweep sweep = sweepOrNotFound(ex);
         ObjectNode o = Views.sweep(sweep);
         ArrayNode runs = o.putArray("runs");
-        master.getTasks(sweep.getRunIds()).forEach(r -> runs.add(Views.run(r, sweep.getId())));
+        master.getTasks(sweep.getRunIds()).forEach(r -> runs.add(runView(ex, r, sweep.getId())));
         ex.ok(o);
     }
 
@@ -654,7 +725,7 @@ final class Routes {
         o.put("total", page.getTotal());
         ArrayNode runs = o.putArray("runs");
         for (TaskRecord r : page.getTasks()) {
-            ObjectNode run = Views.run(r, sweeps.get(r.getTaskId()));
+            ObjectNode run = runView(ex, r, sweeps.get(r.getTaskId()));
             try {
                 run.set("why", Views.why(master.whyPending(r.getTaskId())));
             } catch (TaskNotFoundException e) {
@@ -679,6 +750,7 @@ final class Routes {
 
     private void events(Exchange ex) {
         ex.answered = HttpResponseStatus.OK;
+        ex.streaming = true;
         AtomicReference<Consumer<TaskEvent>> listener = new AtomicReference<>();
         SseStream stream = streams.open(ex.channel, () -> {
             Consumer<TaskEvent> l = listener.get();
@@ -696,7 +768,13 @@ final class Routes {
             }
         };
         listener.set(l);
-        master.addTaskListener(l);
+        try {
+            master.addTaskListener(l);
+        } catch (RuntimeException e) {
+            log.warn("the task events could not be followed: {}", e.toString());
+            stream.close();
+            return;
+        }
         if (stream.isClosed()) {
             master.removeTaskListener(l);
         }
@@ -717,6 +795,10 @@ final class Routes {
         }
         if (!TaskIds.isValid(user)) {
             throw ApiException.badRequest("not a valid user name: '" + user + "'");
+        }
+        if (!ex.isAdmin() && master.apiTokens().list().stream().filter(t -> t.user().equals(user)).count() >= MAX_OWN_TOKENS) {
+            throw new ApiException(HttpResponseStatus.CONFLICT, "CONFLICT", "user " + user + " has " + MAX_OWN_TOKENS
+                    + " tokens, the most a user makes alone; revoke one first (an admin may make more)");
         }
         ApiToken token = master.apiTokens().create(user, admin);
         ObjectNode o = Views.token(token.getInfo());

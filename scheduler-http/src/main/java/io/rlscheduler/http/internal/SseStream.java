@@ -31,6 +31,13 @@ final class SseStream {
     /** Events written but not yet handed to the channel; one drain task at a time hands them over together. */
     private final StringBuilder pending = new StringBuilder();
     private boolean drainScheduled;
+    /** Set on the event loop while the socket is full: the drain goes on when a write completes. */
+    private boolean waitingForSocket;
+    /**
+     * The most characters kept for a client that does not read fast enough (a replay of a long log
+     * to a slow client): past it the stream is closed, and the client resumes by its Last-Event-ID.
+     */
+    static final int MAX_PENDING_CHARS = 8 * 1024 * 1024;
 
     SseStream(Channel channel, long writeTimeoutNanos) {
         this.channel = channel;
@@ -92,18 +99,38 @@ final class SseStream {
         }
         lastWriteNanos = now;
         synchronized (pending) {
-            text.accept(pending);
-            if (drainScheduled) {
-                return true; // goes out with the drain already due: one write and one flush for many events
+            if (pending.length() > MAX_PENDING_CHARS) {
+                pending.setLength(0);
+                pending.trimToSize();
+            } else {
+                text.accept(pending);
+                if (drainScheduled) {
+                    return true; // goes out with the drain already due: one write and one flush for many events
+                }
+                drainScheduled = true;
+                channel.eventLoop().execute(this::drain);
+                return true;
             }
-            drainScheduled = true;
         }
-        channel.eventLoop().execute(this::drain);
-        return true;
+        close(); // too far behind: what it has not got, it gets again when it resumes
+        return false;
     }
 
     /** On the event loop: hands every pending event to the channel as one chunk. */
     private void drain() {
+        drain(false);
+    }
+
+    /**
+     * Hands what is pending to the socket; while the socket is full (and not {@code force}), waits
+     * for a write in flight to complete instead, so that what waits stays in {@code pending}, bounded.
+     */
+    private void drain(boolean force) {
+        if (!force && !channel.isWritable() && channel.isActive()) {
+            waitingForSocket = true; // drainScheduled stays set: writes only append until the socket drains
+            return;
+        }
+        waitingForSocket = false;
         io.netty.buffer.ByteBuf bytes;
         synchronized (pending) {
             drainScheduled = false;
@@ -117,8 +144,13 @@ final class SseStream {
                 pending.trimToSize();
             }
         }
-        channel.writeAndFlush(new DefaultHttpContent(bytes));
+        channel.writeAndFlush(new DefaultHttpContent(bytes)).addListener(f -> {
+            if (waitingForSocket && channel.isActive()) {
+                drain(false);
+            }
+        });
     }
+
 
     /** Whether the socket has been full past the write timeout; closes the stream then. */
     private boolean stuck(long now) {
@@ -145,7 +177,7 @@ final class SseStream {
             return;
         }
         channel.eventLoop().execute(() -> {
-            drain();
+            drain(true);
             channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
         });
     }

@@ -16,7 +16,13 @@ final class Streams {
         this.settings = settings;
         long tick = Math.max(1000, Math.min(settings.sseKeepAlive().toMillis(), settings.sseWriteTimeout().toMillis()) / 2);
         long interval = settings.sseKeepAlive().toNanos();
-        timer.scheduleWithFixedDelay(() -> open.forEach(s -> s.keepAlive(interval)), tick, tick, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(() -> open.forEach(s -> {
+            try {
+                s.keepAlive(interval);
+            } catch (Throwable e) { // one stream's failure must not end the keep-alives of all
+                s.close();
+            }
+        }), tick, tick, TimeUnit.MILLISECONDS);
     }
 
     /** Opens a stream on the channel; {@code cleanup} runs once when it closes, either end. */

@@ -36,6 +36,11 @@ final class Views {
     }
 
     static ObjectNode run(TaskRecord r, String sweepId) {
+        return run(r, sweepId, true);
+    }
+
+    /** A run; with {@code showEnv} false its environment's values are null and {@code envHidden} true. */
+    static ObjectNode run(TaskRecord r, String sweepId, boolean showEnv) {
         ObjectNode o = object();
         o.put("id", r.getTaskId());
         o.put("state", r.getState().name());
@@ -74,7 +79,16 @@ final class Views {
         o.put("cancelRequested", r.isCancelRequested());
         o.put("timeoutMs", spec.path("timeoutMs").asLong(0));
         o.set("args", spec.path("arguments").isArray() ? spec.get("arguments") : Responses.JSON.createArrayNode());
-        o.set("env", spec.path("environment").isObject() ? spec.get("environment") : object());
+        ObjectNode env = object();
+        spec.path("environment").fields().forEachRemaining(e -> {
+            if (showEnv) {
+                env.set(e.getKey(), e.getValue());
+            } else {
+                env.putNull(e.getKey());
+            }
+        });
+        o.set("env", env);
+        o.put("envHidden", !showEnv && env.size() > 0);
         ArrayNode history = o.putArray("history");
         for (TaskTransition t : r.getHistory()) {
             ObjectNode h = history.addObject();

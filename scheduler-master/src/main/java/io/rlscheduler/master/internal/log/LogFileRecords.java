@@ -33,16 +33,30 @@ public final class LogFileRecords {
 
     /** See {@link io.rlscheduler.master.LogFiles#read(Path)}. */
     public static List<LogRecord> read(Path file, String taskId) throws IOException {
-        try (LogLineReader reader = LogLineReader.open(file, 0)) {
-            return records(() -> reader.next(Long.MAX_VALUE), taskId);
-        }
+        List<LogRecord> records = new ArrayList<>();
+        scan(file, taskId, records::add);
+        return records;
     }
 
     /** Reads a log in the file format from a stream, which the caller closes. */
     public static List<LogRecord> read(InputStream in, String taskId) throws IOException {
+        List<LogRecord> records = new ArrayList<>();
+        scan(in, taskId, records::add);
+        return records;
+    }
+
+    /** Hands each record of the file to {@code visitor}, in file order, until it returns false. */
+    public static void scan(Path file, String taskId, java.util.function.Predicate<LogRecord> visitor) throws IOException {
+        try (LogLineReader reader = LogLineReader.open(file, 0)) {
+            scan(() -> reader.next(Long.MAX_VALUE), taskId, visitor);
+        }
+    }
+
+    /** Hands each record of a log in the file format, read from a stream the caller closes, to {@code visitor}. */
+    public static void scan(InputStream in, String taskId, java.util.function.Predicate<LogRecord> visitor) throws IOException {
         BufferedInputStream buffered = new BufferedInputStream(in, 64 * 1024);
         ByteArrayOutputStream line = new ByteArrayOutputStream(256);
-        return records(() -> {
+        scan(() -> {
             line.reset();
             for (int b = buffered.read(); b >= 0; b = buffered.read()) {
                 if (b == '\n') {
@@ -51,23 +65,25 @@ public final class LogFileRecords {
                 line.write(b);
             }
             return null;
-        }, taskId);
+        }, taskId, visitor);
     }
 
-    private static List<LogRecord> records(Lines lines, String taskId) throws IOException {
-        List<LogRecord> records = new ArrayList<>();
+    private static void scan(Lines lines, String taskId, java.util.function.Predicate<LogRecord> visitor) throws IOException {
         LogCursor cursor = new LogCursor();
         boolean first = true;
         for (String line = lines.next(); line != null; line = lines.next()) {
             LogFileFormat.Line parsed = LogFileFormat.parse(line, first);
             first = false;
+            LogRecord record = null;
             if (cursor.advance(parsed)) {
-                records.add(LogRecord.line(taskId, cursor.attempt(), cursor.epoch(), cursor.sequence(),
-                        LogRecord.Stream.UNKNOWN, parsed.text()));
+                record = LogRecord.line(taskId, cursor.attempt(), cursor.epoch(), cursor.sequence(),
+                        LogRecord.Stream.UNKNOWN, parsed.text());
             } else if (parsed.kind() == LogFileFormat.Kind.END) {
-                records.add(cursor.endRecord(taskId, parsed));
+                record = cursor.endRecord(taskId, parsed);
+            }
+            if (record != null && !visitor.test(record)) {
+                return;
             }
         }
-        return records;
     }
 }
