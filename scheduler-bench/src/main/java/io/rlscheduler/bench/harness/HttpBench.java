@@ -85,7 +85,7 @@ public final class HttpBench implements EndToEndBenchmark {
                 new Param("lines", "200000", "lines of the live-log task"),
                 new Param("stdout", "print", "how the live-log task prints, as log-stream's: print (one print() per line under"
                         + " python3 -u, as an unmodified script does) or buffered (64 KiB block-buffered writes)"),
-                new Param("logRounds", "3", "measured live-log rounds, each a run followed by Java then a run followed over SSE"),
+                new Param("logRounds", "5", "measured live-log rounds, each a run followed by Java then a run followed over SSE"),
                 new Param("followers", "1000", "SSE followers of the many-followers run"),
                 new Param("followRate", "50", "lines/s the many-followers run prints"),
                 new Param("followSeconds", "20", "seconds the many-followers run prints"),
