@@ -366,6 +366,50 @@ class DashboardIT {
         assertNoConsoleErrors();
     }
 
+    @Test
+    void onAPhoneEveryPageFitsTheScreenAndTheKeyboardReachesEveryPage() throws Exception {
+        Path gate = gate("phone");
+        String id = submit(alice, "train.py", Map.of("gate", gate.toString()), Map.of("gpus", 1));
+        awaitApiState(alice, id, "RUNNING");
+        steps(gate, 5);
+        signIn(alice, "alice");
+        org.openqa.selenium.Dimension laptop = driver.manage().window().getSize();
+        try {
+            driver.manage().window().setSize(new org.openqa.selenium.Dimension(390, 844));
+            for (String page : List.of("#/runs", "#/run/" + id, "#/queue", "#/workers", "#/sweeps")) {
+                driver.get(lab.url() + "/" + page);
+                awaitJs(page + " drawn", true, "const m = document.querySelector('main'); return !!m && m.textContent.length > 20;");
+                assertThat(js("return document.documentElement.scrollWidth <= window.innerWidth + 1;"))
+                        .as(page + " fits a 390 px wide screen (wide tables scroll inside their own box)").isEqualTo(true);
+            }
+        } finally {
+            driver.manage().window().setSize(laptop);
+        }
+        // The keyboard alone: Tab reaches every section's link, each focused visibly, and Enter opens it.
+        driver.get(lab.url() + "/#/runs");
+        awaitJs("the runs table", true, "return !!document.querySelector('#runs tr[data-run-id]');");
+        java.util.Set<String> reached = new java.util.HashSet<>();
+        for (int i = 0; i < 40 && !reached.containsAll(List.of("#/runs", "#/queue", "#/workers", "#/sweeps")); i++) {
+            driver.switchTo().activeElement().sendKeys(org.openqa.selenium.Keys.TAB);
+            Object href = js("const a = document.activeElement; return a && a.getAttribute('href');");
+            if (href != null) {
+                reached.add(href.toString());
+                Object visible = js("const st = getComputedStyle(document.activeElement);"
+                        + " return st.outlineStyle !== 'none' && parseFloat(st.outlineWidth) > 0 || st.boxShadow !== 'none';");
+                assertThat(visible).as("focus on " + href + " is visible").isEqualTo(true);
+            }
+            if ("#/workers".equals(href)) {
+                driver.switchTo().activeElement().sendKeys(org.openqa.selenium.Keys.ENTER);
+                awaitJs("Enter opens the workers page", "#/workers", "return location.hash;");
+                awaitJs("the workers page", true, "return !!document.querySelector('#workers [data-worker-id]');");
+                break;
+            }
+        }
+        assertThat(reached).contains("#/runs", "#/queue", "#/workers");
+        finish(gate, 5);
+        assertNoConsoleErrors();
+    }
+
     // ----------------------------------------------------------------------------------- helpers
 
     /** Opens the dashboard with no token: the sign-in form comes up; the token given signs in. */
