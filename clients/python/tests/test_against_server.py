@@ -10,6 +10,8 @@ Prints one ``ok <check>`` line per check and ``ALL OK`` at the end; exits non-ze
 import os
 import sys
 import threading
+import time
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -55,6 +57,16 @@ def main():
     check("metrics follow", len(followed) == 5, followed)
     check("logs", [l["text"] for l in c.logs(run["id"]) if l["text"].startswith("line ")] == texts)
     check("run", c.run(run["id"])["id"] == run["id"])
+
+    # its artifacts (the ended log is copied to the store in the background): downloaded and checked
+    deadline = time.time() + WAIT
+    while not c.artifacts(run["id"]) and time.time() < deadline:
+        time.sleep(0.1)
+    with tempfile.TemporaryDirectory() as into:
+        written = c.download_artifacts(run["id"], into)
+        check("download artifacts", len(written) >= 1 and all(os.path.isfile(f) for f in written), written)
+        texts_on_disk = "".join(open(f, encoding="utf-8", errors="replace").read() for f in written)
+        check("downloaded log", "line 3" in texts_on_disk, written)
 
     # a failing run
     bad = c.submit(SCRIPT, {"lines": 1, "exit": 3}, maxAttempts=1)
