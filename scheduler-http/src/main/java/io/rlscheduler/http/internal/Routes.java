@@ -310,16 +310,7 @@ final class Routes {
         int offset = ex.intQuery("offset", 0, 0, Integer.MAX_VALUE - MAX_LIST);
         int limit = ex.intQuery("limit", 50, 1, MAX_LIST);
         TaskState state = state(ex.query("state"));
-        String owner = ex.query("owner");
-        if (ex.boolQuery("mine")) {
-            if (ex.user() == null) {
-                throw ApiException.unauthorized("mine=true needs a token");
-            }
-            owner = ex.user();
-        }
-        if (owner != null && !TaskIds.isValid(owner)) {
-            throw ApiException.badRequest("not a valid owner: '" + owner + "'");
-        }
+        String owner = ownerFilter(ex);
         String sweepId = ex.query("sweep");
         String script = ex.query("script");
         long since = ex.longQuery("since", Long.MIN_VALUE);
@@ -358,6 +349,21 @@ final class Routes {
         o.put("offset", offset);
         o.put("limit", limit);
         ex.ok(o);
+    }
+
+    /** The owner a listing is filtered by: {@code owner}, or the caller's user for {@code mine=true}; null for all. */
+    private static String ownerFilter(Exchange ex) {
+        String owner = ex.query("owner");
+        if (ex.boolQuery("mine")) {
+            if (ex.user() == null) {
+                throw ApiException.unauthorized("mine=true needs a token");
+            }
+            owner = ex.user();
+        }
+        if (owner != null && !TaskIds.isValid(owner)) {
+            throw ApiException.badRequest("not a valid owner: '" + owner + "'");
+        }
+        return owner;
     }
 
     private static TaskState state(String s) {
@@ -603,16 +609,7 @@ final class Routes {
     private void listSweeps(Exchange ex) {
         int offset = ex.intQuery("offset", 0, 0, Integer.MAX_VALUE - MAX_LIST);
         int limit = ex.intQuery("limit", 50, 1, MAX_LIST);
-        String owner = ex.query("owner");
-        if (ex.boolQuery("mine")) {
-            if (ex.user() == null) {
-                throw ApiException.unauthorized("mine=true needs a token");
-            }
-            owner = ex.user();
-        }
-        if (owner != null && !TaskIds.isValid(owner)) {
-            throw ApiException.badRequest("not a valid owner: '" + owner + "'");
-        }
+        String owner = ownerFilter(ex);
         Sweep.Page page = master.listSweeps(owner, offset, limit);
         ObjectNode o = Views.object();
         ArrayNode list = o.putArray("sweeps");
