@@ -23,52 +23,43 @@ import io.netty.channel.ChannelFutureListener;
 import io.rlscheduler.core.IllegalTaskStateException;
 import io.rlscheduler.core.OwnerLimitExceededException;
 import io.rlscheduler.core.SchedulerException;
-import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskIdConflictException;
 import io.rlscheduler.core.TaskIds;
-import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskNotFoundException;
 import io.rlscheduler.core.TaskPage;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
-import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.http.internal.Router.Access;
-import io.rlscheduler.master.ApiToken;
-import io.rlscheduler.master.ApiTokenInfo;
 import io.rlscheduler.master.Artifact;
-import io.rlscheduler.master.LogFollow;
-import io.rlscheduler.master.LogRecord;
-import io.rlscheduler.master.MetricPoint;
 import io.rlscheduler.master.RunArtifacts;
 import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.Sweep;
 import io.rlscheduler.master.SweepSpec;
 import io.rlscheduler.master.TaskHandle;
 import io.rlscheduler.master.TaskSpec;
-import io.rlscheduler.master.WorkerUsage;
 import io.rlscheduler.store.ArtifactNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Every route of the API (docs/http.md), run on a request thread: authentication, the handler, errors, metrics. */
+/**
+ * The API's route table and how every request is taken (docs/http.md): on a request thread, its
+ * route, its caller's token, its handler, its typed error, its timer. The handlers of runs, sweeps
+ * and compare are here; those of logs and live streams are {@link LogRoutes}, those of the lab's
+ * views and the tokens {@link LabRoutes}.
+ */
 final class Routes {
 
     private static final Logger log = LoggerFactory.getLogger(Routes.class);
     private static final int MAX_LIST = 500;
     private static final int DOWNLOAD_CHUNK = 64 * 1024;
-    /** The most tokens a user makes with their own token; an admin may make more. */
-    private static final int MAX_OWN_TOKENS = 20;
 
     private final SchedulerMaster master;
     private final Settings settings;
@@ -93,8 +84,10 @@ final class Routes {
         this.metrics = new ApiMetrics(master, registry, streams);
         this.downloads = new java.util.concurrent.Semaphore(Math.max(1, settings.requestThreads() / 4));
         this.tokens = new TokenCache(master == null ? null : master.apiTokens(), settings.tokenCacheTtl().toNanos());
+        LogRoutes logs = new LogRoutes(master, streams);
+        LabRoutes lab = new LabRoutes(master, tokens);
         add(GET, "/api/v1/openapi.json", Access.PUBLIC, this::openApi);
-        add(GET, "/api/v1/me", Access.USER, this::me);
+        add(GET, "/api/v1/me", Access.USER, lab::me);
         add(GET, "/api/v1/health", Access.READ, ex -> ex.ok(Views.health(master.health())));
         add(GET, "/api/v1/metrics", Access.READ, this::prometheus);
         add(POST, "/api/v1/runs", Access.USER, this::submit);
@@ -105,22 +98,22 @@ final class Routes {
         add(GET, "/api/v1/runs/{id}/artifacts", Access.READ, this::artifacts);
         add(GET, "/api/v1/runs/{id}/artifacts/file", Access.READ, this::artifactFile);
         add(POST, "/api/v1/runs/{id}/cancel", Access.USER, this::cancel);
-        add(GET, "/api/v1/runs/{id}/log", Access.READ, this::log);
-        add(GET, "/api/v1/runs/{id}/log/stream", Access.READ, ex -> follow(ex, false));
-        add(GET, "/api/v1/runs/{id}/metrics", Access.READ, this::metricPoints);
-        add(GET, "/api/v1/runs/{id}/metrics/stream", Access.READ, ex -> follow(ex, true));
+        add(GET, "/api/v1/runs/{id}/log", Access.READ, logs::log);
+        add(GET, "/api/v1/runs/{id}/log/stream", Access.READ, ex -> logs.follow(ex, false));
+        add(GET, "/api/v1/runs/{id}/metrics", Access.READ, logs::metricPoints);
+        add(GET, "/api/v1/runs/{id}/metrics/stream", Access.READ, ex -> logs.follow(ex, true));
         add(POST, "/api/v1/sweeps", Access.USER, this::submitSweep);
         add(GET, "/api/v1/sweeps", Access.READ, this::listSweeps);
         add(GET, "/api/v1/sweeps/{id}", Access.READ, this::sweep);
         add(GET, "/api/v1/sweeps/{id}/compare", Access.READ, this::compareSweep);
         add(GET, "/api/v1/compare", Access.READ, this::compare);
-        add(GET, "/api/v1/workers", Access.READ, this::workers);
-        add(GET, "/api/v1/queue", Access.READ, this::queue);
-        add(GET, "/api/v1/owners", Access.READ, this::owners);
-        add(GET, "/api/v1/events", Access.READ, this::events);
-        add(POST, "/api/v1/tokens", Access.USER, this::createToken);
-        add(GET, "/api/v1/tokens", Access.USER, this::listTokens);
-        add(DELETE, "/api/v1/tokens/{id}", Access.USER, this::revokeToken);
+        add(GET, "/api/v1/workers", Access.READ, lab::workers);
+        add(GET, "/api/v1/queue", Access.READ, lab::queue);
+        add(GET, "/api/v1/owners", Access.READ, lab::owners);
+        add(GET, "/api/v1/events", Access.READ, logs::events);
+        add(POST, "/api/v1/tokens", Access.USER, lab::createToken);
+        add(GET, "/api/v1/tokens", Access.USER, lab::listTokens);
+        add(DELETE, "/api/v1/tokens/{id}", Access.USER, lab::revokeToken);
     }
 
     private void add(HttpMethod method, String pattern, Access access, Consumer<Exchange> handler) {
@@ -243,7 +236,7 @@ final class Routes {
 
     // --- runs
 
-    private static String id(Exchange ex) {
+    static String id(Exchange ex) {
         String id = ex.pathParam("id");
         if (!TaskIds.isValid(id)) {
             throw ApiException.badRequest("not a valid id: '" + id + "'");
@@ -252,6 +245,10 @@ final class Routes {
     }
 
     private TaskRecord record(String id) {
+        return record(master, id);
+    }
+
+    static TaskRecord record(SchedulerMaster master, String id) {
         return master.getTask(id).orElseThrow(() -> ApiException.notFound("no run " + id));
     }
 
@@ -260,7 +257,7 @@ final class Routes {
     }
 
     /** A run's view for this caller: its environment's values only for its owner and admins (they may hold keys). */
-    private static ObjectNode runView(Exchange ex, TaskRecord r, String sweepId) {
+    static ObjectNode runView(Exchange ex, TaskRecord r, String sweepId) {
         return Views.run(r, sweepId, ex.isAdmin() || r.getOwner().equals(ex.user()));
     }
 
@@ -459,145 +456,6 @@ final class Routes {
         ex.ok(Views.object().put("cancelled", cancelled));
     }
 
-    // --- logs and metrics
-
-    /** A log position: attempt and sequence; lines after it are sent. */
-    private record Position(int attempt, long sequence) {
-        static final Position START = new Position(-1, -1);
-
-        boolean before(LogRecord r) {
-            return r.getAttempt() > attempt || (r.getAttempt() == attempt && r.getSequence() > sequence);
-        }
-
-        static Position parse(String text) {
-            if (text == null || text.isEmpty()) {
-                return START;
-            }
-            int colon = text.indexOf(':');
-            try {
-                if (colon < 1) {
-                    throw new NumberFormatException();
-                }
-                return new Position(Integer.parseInt(text.substring(0, colon)), Long.parseLong(text.substring(colon + 1)));
-            } catch (NumberFormatException e) {
-                throw ApiException.badRequest("a log position is '<attempt>:<sequence>', was '" + text + "'");
-            }
-        }
-    }
-
-    private void log(Exchange ex) {
-        String id = id(ex);
-        TaskRecord record = record(id);
-        Position after = Position.parse(ex.query("after"));
-        int limit = ex.intQuery("limit", 1000, 1, 10_000);
-        ObjectNode o = Views.object();
-        ArrayNode lines = o.putArray("lines");
-        String[] next = {after == Position.START ? null : ex.query("after")};
-        boolean[] more = {false};
-        LogRecord[] lastEnd = {null};
-        master.scanLog(id, r -> {
-            if (r.isEndOfStream()) {
-                lastEnd[0] = r;
-                return true;
-            }
-            if (!after.before(r)) {
-                return true;
-            }
-            if (lines.size() == limit) {
-                more[0] = true;
-                return false; // the page is full: the rest of the file is not read
-            }
-            lines.add(Views.line(r));
-            next[0] = Views.lineId(r);
-            return true;
-        });
-        boolean ended = record.getState().isTerminal() && !more[0];
-        o.put("next", next[0]);
-        o.put("ended", ended);
-        if (ended) {
-            ObjectNode end = Views.object();
-            end.put("state", record.getState().name());
-            end.put("complete", lastEnd[0] != null && lastEnd[0].isComplete());
-            Views.putText(end, "note", lastEnd[0] == null ? null : lastEnd[0].getNote());
-            o.set("end", end);
-        } else {
-            o.putNull("end");
-        }
-        ex.ok(o);
-    }
-
-    private void metricPoints(Exchange ex) {
-        String id = id(ex);
-        record(id);
-        Position after = Position.parse(ex.query("after"));
-        int limit = ex.intQuery("limit", 10_000, 1, 100_000);
-        ObjectNode o = Views.object();
-        ArrayNode points = o.putArray("points");
-        boolean[] more = {false};
-        master.scanLog(id, r -> {
-            MetricPoint p = r.isLine() && after.before(r) ? MetricPoint.of(r) : null;
-            if (p != null) {
-                if (points.size() == limit) {
-                    more[0] = true;
-                    return false;
-                }
-                points.add(Views.point(p));
-            }
-            return true;
-        });
-        o.put("more", more[0]);
-        ex.ok(o);
-    }
-
-    private void follow(Exchange ex, boolean metricsOnly) {
-        String id = id(ex);
-        record(id);
-        String lastEventId = ex.header("Last-Event-ID");
-        Position after = Position.parse(lastEventId != null ? lastEventId : ex.query("after"));
-        AtomicReference<LogFollow> follow = new AtomicReference<>();
-        ex.answered = HttpResponseStatus.OK;
-        ex.streaming = true;
-        SseStream stream = streams.open(ex.channel, () -> {
-            LogFollow f = follow.get();
-            if (f != null) {
-                f.close();
-            }
-        });
-        LogFollow f;
-        try {
-            f = master.task(id).followLogs(r -> {
-            if (r.isEndOfStream()) {
-                if (r.getFinalState() != null) {
-                    stream.send(null, "end", Views.end(r).toString());
-                    stream.end();
-                } else {
-                    stream.close(); // not the run's end (this master stops, or the follow fell behind): the client resumes
-                }
-                return;
-            }
-            if (!after.before(r)) {
-                return;
-            }
-            if (metricsOnly) {
-                MetricPoint p = MetricPoint.of(r);
-                if (p != null) {
-                    stream.send(Views.lineId(r), "metric", Views.point(p).toString());
-                }
-            } else {
-                stream.sendWith(b -> Views.lineEvent(r, b));
-            }
-        });
-        } catch (RuntimeException e) {
-            log.warn("the log of run {} could not be followed: {}", id, e.toString());
-            stream.close(); // the head is out: the client sees the stream end and follows again
-            return;
-        }
-        follow.set(f);
-        if (stream.isClosed()) {
-            f.close();
-        }
-    }
-
     // --- sweeps and compare
 
     private void submitSweep(Exchange ex) {
@@ -655,173 +513,6 @@ final class Routes {
         String higher = ex.query("higher");
         boolean higherIsBetter = higher == null || ex.boolQuery("higher");
         ex.ok(Views.comparison(master.compare(ids), metric == null || metric.isEmpty() ? null : metric, higherIsBetter));
-    }
-
-    // --- the lab
-
-    private void workers(Exchange ex) {
-        List<WorkerInfo> workers = master.listWorkers();
-        Map<String, WorkerUsage> usage = new HashMap<>();
-        master.health().getWorkerUsage().forEach(u -> usage.put(u.getWorkerId(), u));
-        List<String> leased = new ArrayList<>();
-        workers.forEach(w -> w.getTasks().forEach(t -> leased.add(t.getTaskId())));
-        Map<Integer, String> none = Map.of();
-        Map<String, Map<Integer, String>> gpuRuns = new HashMap<>();
-        for (int i = 0; i < leased.size(); i += 1000) {
-            for (TaskRecord r : master.getTasks(leased.subList(i, Math.min(leased.size(), i + 1000)))) {
-                if (r.getWorkerId() != null) {
-                    r.getGpuIds().forEach(g -> gpuRuns.computeIfAbsent(r.getWorkerId(), k -> new HashMap<>()).put(g, r.getTaskId()));
-                }
-            }
-        }
-        ObjectNode o = Views.object();
-        ArrayNode list = o.putArray("workers");
-        for (WorkerInfo w : workers) {
-            ObjectNode n = list.addObject();
-            n.put("id", w.getWorkerId());
-            n.put("state", w.getState().name());
-            n.set("labels", Views.value(w.getLabels()));
-            n.put("cpuSlots", w.getCpuSlots());
-            n.put("freeCpuSlots", w.getFreeCpuSlots());
-            n.put("memoryBytes", w.getMemoryBytes());
-            n.put("freeMemoryBytes", w.getFreeMemoryBytes());
-            n.put("lastHeartbeat", w.getLastHeartbeatMillis());
-            ArrayNode runs = n.putArray("runs");
-            w.getTasks().stream().map(TaskLease::getTaskId).forEach(runs::add);
-            WorkerUsage u = usage.get(w.getWorkerId());
-            Map<Integer, String> held = gpuRuns.getOrDefault(w.getWorkerId(), none);
-            ArrayNode gpus = n.putArray("gpus");
-            for (Integer index : w.getGpuIds()) {
-                ObjectNode g = gpus.addObject();
-                g.put("index", index);
-                Optional<WorkerUsage.Gpu> measured = u == null ? Optional.empty()
-                        : u.getGpus().stream().filter(x -> x.getIndex() == index).findFirst();
-                Views.putText(g, "uuid", measured.map(WorkerUsage.Gpu::getUuid).orElse(null));
-                Views.putText(g, "name", measured.map(WorkerUsage.Gpu::getName).orElse(null));
-                if (measured.isPresent()) {
-                    g.put("memoryTotalBytes", measured.get().getMemoryTotalBytes());
-                    g.put("memoryUsedBytes", measured.get().getMemoryUsedBytes());
-                    g.put("utilizationPercent", measured.get().getUtilizationPercent());
-                } else {
-                    g.putNull("memoryTotalBytes");
-                    g.putNull("memoryUsedBytes");
-                    g.putNull("utilizationPercent");
-                }
-                g.put("free", w.getFreeGpuIds().contains(index));
-                Views.putText(g, "run", held.get(index));
-            }
-        }
-        ex.ok(o);
-    }
-
-    private void queue(Exchange ex) {
-        int limit = ex.intQuery("limit", 50, 1, 200);
-        TaskPage page = master.listTasks(TaskState.QUEUED, 0, limit);
-        Map<String, String> sweeps = master.sweepsOf(page.getTasks().stream().map(TaskRecord::getTaskId).toList());
-        ObjectNode o = Views.object();
-        o.put("total", page.getTotal());
-        ArrayNode runs = o.putArray("runs");
-        for (TaskRecord r : page.getTasks()) {
-            ObjectNode run = runView(ex, r, sweeps.get(r.getTaskId()));
-            try {
-                run.set("why", Views.why(master.whyPending(r.getTaskId())));
-            } catch (TaskNotFoundException e) {
-                continue; // removed since the page was read
-            }
-            runs.add(run);
-        }
-        ex.ok(o);
-    }
-
-    private void owners(Exchange ex) {
-        ObjectNode o = Views.object();
-        ArrayNode owners = o.putArray("owners");
-        master.sharing().shares().forEach(s -> owners.add(Views.share(s)));
-        ArrayNode reservations = o.putArray("reservations");
-        master.sharing().reservations().forEach(r -> reservations.add(Views.reservation(r)));
-        o.set("defaults", Views.limits(master.sharing().getDefaults()));
-        o.put("halfLifeSeconds", master.sharing().getHalfLife().toSeconds());
-        o.put("reserveAfterSeconds", master.sharing().getReserveAfter().toSeconds());
-        ex.ok(o);
-    }
-
-    private void events(Exchange ex) {
-        ex.answered = HttpResponseStatus.OK;
-        ex.streaming = true;
-        AtomicReference<Consumer<TaskEvent>> listener = new AtomicReference<>();
-        SseStream stream = streams.open(ex.channel, () -> {
-            Consumer<TaskEvent> l = listener.get();
-            if (l != null) {
-                try {
-                    master.removeTaskListener(l);
-                } catch (IllegalStateException e) {
-                    // the master stopped: its listeners are gone with it
-                }
-            }
-        });
-        Consumer<TaskEvent> l = e -> {
-            if (e.getKind() == TaskEvent.Kind.TASK && e.getTaskId() != null) {
-                stream.send(e.getStreamId(), "task", Views.event(e).toString());
-            }
-        };
-        listener.set(l);
-        try {
-            master.addTaskListener(l);
-        } catch (RuntimeException e) {
-            log.warn("the task events could not be followed: {}", e.toString());
-            stream.close();
-            return;
-        }
-        if (stream.isClosed()) {
-            master.removeTaskListener(l);
-        }
-    }
-
-    // --- tokens, the caller, the documents
-
-    private void me(Exchange ex) {
-        ex.ok(Views.object().put("user", ex.user()).put("admin", ex.isAdmin()));
-    }
-
-    private void createToken(Exchange ex) {
-        JsonNode body = ex.request.content().readableBytes() == 0 ? Views.object() : ex.jsonBody();
-        String user = body.hasNonNull("user") ? body.get("user").asText() : ex.user();
-        boolean admin = body.path("admin").asBoolean(false);
-        if (!ex.isAdmin() && (!user.equals(ex.user()) || admin)) {
-            throw ApiException.forbidden(admin ? "only an admin may make admin tokens" : "only an admin may make tokens for another user");
-        }
-        if (!TaskIds.isValid(user)) {
-            throw ApiException.badRequest("not a valid user name: '" + user + "'");
-        }
-        if (!ex.isAdmin() && master.apiTokens().list().stream().filter(t -> t.user().equals(user)).count() >= MAX_OWN_TOKENS) {
-            throw new ApiException(HttpResponseStatus.CONFLICT, "CONFLICT", "user " + user + " has " + MAX_OWN_TOKENS
-                    + " tokens, the most a user makes alone; revoke one first (an admin may make more)");
-        }
-        ApiToken token = master.apiTokens().create(user, admin);
-        ObjectNode o = Views.token(token.getInfo());
-        o.put("token", token.getSecret());
-        ex.json(HttpResponseStatus.CREATED, o);
-    }
-
-    private void listTokens(Exchange ex) {
-        ObjectNode o = Views.object();
-        ArrayNode list = o.putArray("tokens");
-        master.apiTokens().list().stream().filter(t -> ex.isAdmin() || t.user().equals(ex.user()))
-                .forEach(t -> list.add(Views.token(t)));
-        ex.ok(o);
-    }
-
-    private void revokeToken(Exchange ex) {
-        String id = ex.pathParam("id");
-        ApiTokenInfo token = master.apiTokens().list().stream().filter(t -> t.id().equals(id)).findFirst()
-                .orElseThrow(() -> ApiException.notFound("no token " + id));
-        if (!ex.isAdmin() && !token.user().equals(ex.user())) {
-            throw ApiException.forbidden("token " + id + " is another user's");
-        }
-        master.apiTokens().revoke(id);
-        tokens.revoked(id);
-        ex.answered = HttpResponseStatus.NO_CONTENT;
-        Responses.bytes(ex.channel, ex.keepAlive, HttpResponseStatus.NO_CONTENT, "application/json", Unpooled.EMPTY_BUFFER, null);
     }
 
     private void openApi(Exchange ex) {
