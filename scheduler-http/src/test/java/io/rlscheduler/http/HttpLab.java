@@ -34,15 +34,17 @@ public final class HttpLab implements AutoCloseable {
     private final List<Path> scriptRoots = new ArrayList<>();
     private final String adminToken;
 
-    private HttpLab(Path dir, int workerCount, int gpusPerWorker, java.util.function.Consumer<HttpApi.Builder> configure)
-            throws IOException {
+    private final List<AutoCloseable> standbys = new ArrayList<>();
+
+    private HttpLab(Path dir, int workerCount, int gpusPerWorker, java.util.function.Consumer<HttpApi.Builder> configure,
+                    java.util.function.BiConsumer<Integer, SchedulerWorker.Builder> configureWorker) throws IOException {
         this.dir = dir;
         this.redis = TestRedis.start();
         this.options = CoreOptions.builder().namespace(RedisNamespace.random().name()).heartbeatInterval(Duration.ofMillis(500))
                 .build();
         this.master = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
                 .coreOptions(options).logDirectory(dir.resolve("master").resolve("logs"))
-                .artifactStore(dir.resolve("store").toString()).build().start();
+                .artifactStore(dir.resolve("store").toString()).gpuReadingInterval(Duration.ofMillis(200)).build().start();
         HttpApi.Builder apiBuilder = HttpApi.builder(master).port(0);
         configure.accept(apiBuilder);
         this.api = apiBuilder.build().start();
@@ -56,10 +58,12 @@ public final class HttpLab implements AutoCloseable {
             for (int g = 0; g < gpusPerWorker; g++) {
                 gpus.add(gpu++);
             }
-            workers.add(SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort())
+            SchedulerWorker.Builder worker = SchedulerWorker.builder().masters("127.0.0.1:" + master.getRpcAddress().getPort())
                     .redis(redis.getUri()).workerId("machine-" + i).secret(SECRET).coreOptions(options)
                     .gpuIds(gpus).cpuSlots(4).scriptRoots(scripts)
-                    .runRoot(machine.resolve("runs")).stateDirectory(machine.resolve("state")).build().start());
+                    .runRoot(machine.resolve("runs")).stateDirectory(machine.resolve("state"));
+            configureWorker.accept(i, worker);
+            workers.add(worker.build().start());
         }
     }
 
@@ -76,8 +80,17 @@ public final class HttpLab implements AutoCloseable {
 
     /** Starts a lab whose HTTP API is configured by {@code configure} as well (TLS, anonymous reads, ...). */
     public static HttpLab start(Path dir, int workers, int gpusPerWorker, java.util.function.Consumer<HttpApi.Builder> configure) {
+        return start(dir, workers, gpusPerWorker, configure, (i, w) -> { });
+    }
+
+    /**
+     * Starts a lab whose workers are configured by {@code configureWorker} as well, given each
+     * worker's number (1 for {@code machine-1}) and builder.
+     */
+    public static HttpLab start(Path dir, int workers, int gpusPerWorker, java.util.function.Consumer<HttpApi.Builder> configure,
+                                java.util.function.BiConsumer<Integer, SchedulerWorker.Builder> configureWorker) {
         try {
-            return new HttpLab(dir, workers, gpusPerWorker, configure);
+            return new HttpLab(dir, workers, gpusPerWorker, configure, configureWorker);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -116,6 +129,22 @@ public final class HttpLab implements AutoCloseable {
         return dir;
     }
 
+    /**
+     * Starts a second master that never leads (an API-only standby, as a host application on
+     * another machine would run), with an HTTP API of its own on a free loopback port, and returns
+     * that API's base URL. Both close with the lab.
+     */
+    public String standbyUrl() {
+        SchedulerMaster standby = SchedulerMaster.builder().redis(redis.getUri()).bindHost("127.0.0.1").rpcPort(0).secret(SECRET)
+                .coreOptions(options).standbyOnly(true).masterId("standby-" + standbys.size())
+                .logDirectory(dir.resolve("standby-" + standbys.size()).resolve("logs"))
+                .artifactStore(dir.resolve("store").toString()).build().start();
+        HttpApi standbyApi = HttpApi.builder(standby).port(0).build().start();
+        standbys.add(standby);
+        standbys.add(standbyApi);
+        return standbyApi.getUrl();
+    }
+
     public SchedulerMaster master() {
         return master;
     }
@@ -135,6 +164,13 @@ public final class HttpLab implements AutoCloseable {
     @Override
     public void close() {
         workers.forEach(SchedulerWorker::close);
+        for (int i = standbys.size() - 1; i >= 0; i--) {
+            try {
+                standbys.get(i).close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
         api.close();
         master.close();
         redis.close();

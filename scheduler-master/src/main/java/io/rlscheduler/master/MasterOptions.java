@@ -33,6 +33,8 @@ import java.util.Optional;
  *  dispatchBatch      16                      assignments per worker per dispatch round, 1 to 1000
  *  reapInterval       500 ms                  reaper period, 1 ms to 1 h
  *  sharingRepairInterval  10 min              period of the sharing's repair pass (the leader's), 1 s to 1 day
+ *  gpuReadingInterval 5 s                     period at which the leader publishes its workers' GPU readings
+ *                                             (memory, utilisation) to Redis for every master, 100 ms to 1 h
  *  dispatchInterval   1 s                     backstop dispatch round period, 1 ms to 1 h
  *  handshakeTimeout   10 s                    time a new connection has to authenticate, 10 ms to 1 h
  *  apiTimeout         30 s                    bound of the blocking API methods, 1 ms to 1 day
@@ -74,6 +76,8 @@ public final class MasterOptions {
     public static final Duration DEFAULT_REAP_INTERVAL = Duration.ofMillis(500);
     /** Default period of the repair pass of the sharing between owners. */
     public static final Duration DEFAULT_SHARING_REPAIR_INTERVAL = Duration.ofMinutes(10);
+    /** Default period at which the leader publishes its workers' GPU readings to Redis. */
+    public static final Duration DEFAULT_GPU_READING_INTERVAL = Duration.ofSeconds(5);
     /** Default period of the backstop dispatch round (dispatch is event-driven; this only catches up). */
     public static final Duration DEFAULT_DISPATCH_INTERVAL = Duration.ofSeconds(1);
     /** Default time a new connection has to authenticate. */
@@ -122,6 +126,7 @@ public final class MasterOptions {
     private final int dispatchBatch;
     private final Duration reapInterval;
     private final Duration sharingRepairInterval;
+    private final Duration gpuReadingInterval;
     private final Duration dispatchInterval;
     private final Duration handshakeTimeout;
     private final Duration apiTimeout;
@@ -153,6 +158,7 @@ public final class MasterOptions {
         this.dispatchBatch = b.dispatchBatch;
         this.reapInterval = b.reapInterval;
         this.sharingRepairInterval = b.sharingRepairInterval;
+        this.gpuReadingInterval = b.gpuReadingInterval;
         this.dispatchInterval = b.dispatchInterval;
         this.handshakeTimeout = b.handshakeTimeout;
         this.apiTimeout = b.apiTimeout;
@@ -195,6 +201,7 @@ public final class MasterOptions {
         b.dispatchBatch = dispatchBatch;
         b.reapInterval = reapInterval;
         b.sharingRepairInterval = sharingRepairInterval;
+        b.gpuReadingInterval = gpuReadingInterval;
         b.dispatchInterval = dispatchInterval;
         b.handshakeTimeout = handshakeTimeout;
         b.apiTimeout = apiTimeout;
@@ -241,6 +248,9 @@ public final class MasterOptions {
     public int getDispatchBatch() { return dispatchBatch; }
     public Duration getReapInterval() { return reapInterval; }
     public Duration getSharingRepairInterval() { return sharingRepairInterval; }
+
+    /** Returns the period at which the leader publishes its workers' GPU readings to Redis. */
+    public Duration getGpuReadingInterval() { return gpuReadingInterval; }
     public Duration getDispatchInterval() { return dispatchInterval; }
     public Duration getHandshakeTimeout() { return handshakeTimeout; }
     public Duration getApiTimeout() { return apiTimeout; }
@@ -284,7 +294,7 @@ public final class MasterOptions {
                 + ", coreOptions=" + coreOptions + ", logDirectory=" + logDirectory + ", artifactStore=" + getArtifactStore()
                 + ", artifactStoreSettings=" + artifactStoreSettings.keySet() + ", ioThreads=" + ioThreads
                 + ", dispatchBatch=" + dispatchBatch + ", reapInterval=" + reapInterval
-                + ", sharingRepairInterval=" + sharingRepairInterval
+                + ", sharingRepairInterval=" + sharingRepairInterval + ", gpuReadingInterval=" + gpuReadingInterval
                 + ", dispatchInterval=" + dispatchInterval + ", handshakeTimeout=" + handshakeTimeout
                 + ", apiTimeout=" + apiTimeout + ", leaderLease=" + leaderLease + ", advertisedHost=" + advertisedHost
                 + ", protocolOptions=" + protocolOptions + ", transport=" + transport + ", standbyOnly=" + standbyOnly
@@ -308,6 +318,7 @@ public final class MasterOptions {
         private int dispatchBatch = DEFAULT_DISPATCH_BATCH;
         private Duration reapInterval = DEFAULT_REAP_INTERVAL;
         private Duration sharingRepairInterval = DEFAULT_SHARING_REPAIR_INTERVAL;
+        private Duration gpuReadingInterval = DEFAULT_GPU_READING_INTERVAL;
         private Duration dispatchInterval = DEFAULT_DISPATCH_INTERVAL;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private Duration apiTimeout = DEFAULT_API_TIMEOUT;
@@ -412,6 +423,17 @@ public final class MasterOptions {
         public Builder sharingRepairInterval(Duration interval) {
             this.sharingRepairInterval = Checks.range(interval, Duration.ofSeconds(1), Duration.ofDays(1),
                     "sharingRepairInterval");
+            return this;
+        }
+
+        /**
+         * Sets the period at which the leader publishes the GPU readings (memory, utilisation) of
+         * the workers connected to it to Redis, where every master's {@link SchedulerMaster#gpuReadings()}
+         * reads them; only changed readings are written. 100 ms to 1 h; default 5 s.
+         */
+        public Builder gpuReadingInterval(Duration interval) {
+            this.gpuReadingInterval = Checks.range(interval, Duration.ofMillis(100), Duration.ofHours(1),
+                    "gpuReadingInterval");
             return this;
         }
 

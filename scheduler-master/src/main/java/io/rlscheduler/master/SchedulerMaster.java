@@ -26,6 +26,7 @@ import io.rlscheduler.core.internal.Lifecycle;
 import io.rlscheduler.master.internal.AttemptHolders;
 import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.HolderStats;
+import io.rlscheduler.master.internal.GpuReadingPublisher;
 import io.rlscheduler.master.internal.LeaderElector;
 import io.rlscheduler.master.internal.Reaper;
 import io.rlscheduler.master.internal.SharingRepair;
@@ -216,6 +217,10 @@ public final class SchedulerMaster implements AutoCloseable {
             timers.scheduleWithFixedDelay(dispatcher::backstop, backstop, backstop, TimeUnit.MILLISECONDS);
             long repairEvery = options.getSharingRepairInterval().toMillis();
             timers.scheduleWithFixedDelay(repair::runOnce, repairEvery, repairEvery, TimeUnit.MILLISECONDS);
+            long readingsEvery = options.getGpuReadingInterval().toMillis();
+            GpuReadingPublisher readings = new GpuReadingPublisher(core.gpuReadings(), registry, elector::isLeader,
+                    options.getGpuReadingInterval());
+            timers.scheduleWithFixedDelay(readings::publishOnce, readingsEvery, readingsEvery, TimeUnit.MILLISECONDS);
             log.info("master {} listening on {} ({}, {}), namespace {}", masterId, rpc.localAddress(), rpc.transportName(),
                     options.getTls().map(t -> "TLS, client certificates " + t.getClientAuth()).orElse("plaintext"),
                     coreOptions.getNamespace());
@@ -345,6 +350,18 @@ public final class SchedulerMaster implements AutoCloseable {
     public List<WorkerInfo> listWorkers() {
         requireRunning();
         return await(core.listWorkers());
+    }
+
+    /**
+     * Returns the GPU readings (memory, utilisation, name) of the workers connected to the leader,
+     * by worker id, as the leader last published them to Redis, at most
+     * {@link MasterOptions#getGpuReadingInterval() gpuReadingInterval} after their heartbeats. Every
+     * master answers, a standby included. A worker whose machine has no nvidia-smi, or that is not
+     * connected, has no entry; readings go when the leader stops publishing them.
+     */
+    public Map<String, List<WorkerUsage.Gpu>> gpuReadings() {
+        requireRunning();
+        return GpuReadings.decode(await(core.gpuReadings().read()));
     }
 
     /**
@@ -834,6 +851,12 @@ public final class SchedulerMaster implements AutoCloseable {
         /** See {@link MasterOptions.Builder#sharingRepairInterval}. */
         public Builder sharingRepairInterval(Duration interval) {
             options.sharingRepairInterval(interval);
+            return this;
+        }
+
+        /** See {@link MasterOptions.Builder#gpuReadingInterval}. */
+        public Builder gpuReadingInterval(Duration interval) {
+            options.gpuReadingInterval(interval);
             return this;
         }
 

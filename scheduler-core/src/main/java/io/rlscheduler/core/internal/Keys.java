@@ -123,4 +123,7 @@ public final class Keys {
 
     /** Returns the hash of each sweep's runs: task id -> sweep id (sweep.lua). */
     public String sweepOf() { return prefix + "sweep-of"; }
+
+    /** Returns the GPU readings of the workers connected to the leader: worker id to readings (JSON), a hash. */
+    public String gpuReadings() { return prefix + "gpu-readings"; }
 }

@@ -112,6 +112,7 @@ public final class LeaseCore implements AutoCloseable {
     private final OwnerRecords owners;
     private final ApiTokenRecords apiTokens;
     private final SweepRecords sweeps;
+    private final GpuReadingRecords gpuReadings;
 
     private LeaseCore(RedisClient client, CoreOptions options) {
         this.client = client;
@@ -140,6 +141,7 @@ public final class LeaseCore implements AutoCloseable {
         this.owners = new OwnerRecords(redis, keys, eventsMax);
         this.apiTokens = new ApiTokenRecords(redis, keys);
         this.sweeps = new SweepRecords(redis, keys);
+        this.gpuReadings = new GpuReadingRecords(redis, keys);
     }
 
     /**
@@ -191,6 +193,11 @@ public final class LeaseCore implements AutoCloseable {
     /** Returns the sweeps, on this core's connection. */
     public SweepRecords sweeps() {
         return sweeps;
+    }
+
+    /** Returns the workers' GPU readings as the leader publishes them, on this core's connection. */
+    public GpuReadingRecords gpuReadings() {
+        return gpuReadings;
     }
 
     /** Returns the core's settings. */

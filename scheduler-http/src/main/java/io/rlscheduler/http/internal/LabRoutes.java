@@ -40,8 +40,7 @@ final class LabRoutes {
 
     void workers(Exchange ex) {
         List<WorkerInfo> workers = master.listWorkers();
-        Map<String, WorkerUsage> usage = new HashMap<>();
-        master.health().getWorkerUsage().forEach(u -> usage.put(u.getWorkerId(), u));
+        Map<String, List<WorkerUsage.Gpu>> readings = master.gpuReadings();
         List<String> leased = new ArrayList<>();
         workers.forEach(w -> w.getTasks().forEach(t -> leased.add(t.getTaskId())));
         Map<Integer, String> none = Map.of();
@@ -67,14 +66,13 @@ final class LabRoutes {
             n.put("lastHeartbeat", w.getLastHeartbeatMillis());
             ArrayNode runs = n.putArray("runs");
             w.getTasks().stream().map(TaskLease::getTaskId).forEach(runs::add);
-            WorkerUsage u = usage.get(w.getWorkerId());
+            List<WorkerUsage.Gpu> read = readings.getOrDefault(w.getWorkerId(), List.of());
             Map<Integer, String> held = gpuRuns.getOrDefault(w.getWorkerId(), none);
             ArrayNode gpus = n.putArray("gpus");
             for (Integer index : w.getGpuIds()) {
                 ObjectNode g = gpus.addObject();
                 g.put("index", index);
-                Optional<WorkerUsage.Gpu> measured = u == null ? Optional.empty()
-                        : u.getGpus().stream().filter(x -> x.getIndex() == index).findFirst();
+                Optional<WorkerUsage.Gpu> measured = read.stream().filter(x -> x.getIndex() == index).findFirst();
                 Views.putText(g, "uuid", measured.map(WorkerUsage.Gpu::getUuid).orElse(null));
                 Views.putText(g, "name", measured.map(WorkerUsage.Gpu::getName).orElse(null));
                 if (measured.isPresent()) {
