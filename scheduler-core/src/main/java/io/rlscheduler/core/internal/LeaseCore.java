@@ -66,6 +66,7 @@ public final class LeaseCore implements AutoCloseable {
     private static final LuaScript SUBMIT = LuaScript.load("submit");
     private static final LuaScript REGISTER = LuaScript.load("register");
     private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat");
+    private static final LuaScript RENEW = LuaScript.loadBare("renew");
     private static final LuaScript CLAIM = LuaScript.load("claim");
     private static final LuaScript SUBMIT_CLAIM = LuaScript.load("submit_claim");
     private static final LuaScript ACK = LuaScript.load("ack");
@@ -212,7 +213,7 @@ public final class LeaseCore implements AutoCloseable {
      */
     private void loadScripts() {
         try {
-            for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
+            for (LuaScript script : List.of(SUBMIT, SUBMIT_CLAIM, REGISTER, HEARTBEAT, RENEW, CLAIM, ACK, FINISH, CANCEL, REAP, WORKERS, LEADER,
                     REMOVE_WORKER, ProvenanceRecords.PROVENANCE, ArtifactRecords.CHECKPOINT, ArtifactRecords.OUTPUTS,
                     WorkerKeyRecords.WORKER_KEY, WorkerKeyRecords.REVOKE_WORKER, WorkerKeyRecords.HELLO)) {
                 connection.sync().scriptLoad(script.getSource());
@@ -556,7 +557,9 @@ public final class LeaseCore implements AutoCloseable {
 
     /**
      * Renews a worker's liveness lease and the task lease of each task it reports at its current
-     * epoch; tasks reported at a stale epoch come back as revoked.
+     * epoch; tasks reported at a stale epoch come back as revoked. A worker that reports no task
+     * is renewed by the bare {@code renew} script (its liveness only, the record not rewritten),
+     * unless Redis still holds reservations of its, which the full {@code heartbeat} repairs.
      *
      * @param workerId  the worker
      * @param sessionId its session
@@ -564,6 +567,19 @@ public final class LeaseCore implements AutoCloseable {
      * @return the result
      */
     public CompletableFuture<HeartbeatResult> heartbeat(String workerId, String sessionId, Collection<TaskLease> held) {
+        if (held.isEmpty()) {
+            String liveness = Long.toString(options.getLivenessLease().toMillis());
+            return RENEW.run(redis, new String[]{keys.workers(), keys.liveness()}, Objects.requireNonNull(workerId, "workerId"),
+                    Objects.requireNonNull(sessionId, "sessionId"), liveness).thenCompose(reply -> {
+                        JsonNode r = Replies.parse(reply);
+                        return "FULL".equals(r.get("r").asText()) ? fullHeartbeat(workerId, sessionId, held)
+                                : CompletableFuture.completedFuture(heartbeatResult(r));
+                    });
+        }
+        return fullHeartbeat(workerId, sessionId, held);
+    }
+
+    private CompletableFuture<HeartbeatResult> fullHeartbeat(String workerId, String sessionId, Collection<TaskLease> held) {
         List<String> args = new ArrayList<>(6 + 2 * held.size());
         args.add(Objects.requireNonNull(workerId, "workerId"));
         args.add(Objects.requireNonNull(sessionId, "sessionId"));
@@ -574,22 +590,23 @@ public final class LeaseCore implements AutoCloseable {
             args.add(lease.getTaskId());
             args.add(Long.toString(lease.getEpoch()));
         }
-        return HEARTBEAT.run(redis, keys.core(), args.toArray(new String[0])).thenApply(reply -> {
-            JsonNode r = Replies.parse(reply);
-            String code = r.get("r").asText();
-            if (!"OK".equals(code)) {
-                return new HeartbeatResult(HeartbeatStatus.valueOf(code), 0, List.of(), List.of(), 0);
-            }
-            List<TaskLease> revoked = new ArrayList<>();
-            for (JsonNode t : Replies.list(r.get("revoked"))) {
-                revoked.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
-            }
-            List<TaskLease> cancel = new ArrayList<>();
-            for (JsonNode t : Replies.list(r.get("cancel"))) {
-                cancel.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
-            }
-            return new HeartbeatResult(HeartbeatStatus.OK, r.get("renewed").asInt(), revoked, cancel, r.get("deadline").asLong());
-        });
+        return HEARTBEAT.run(redis, keys.core(), args.toArray(new String[0])).thenApply(reply -> heartbeatResult(Replies.parse(reply)));
+    }
+
+    private static HeartbeatResult heartbeatResult(JsonNode r) {
+        String code = r.get("r").asText();
+        if (!"OK".equals(code)) {
+            return new HeartbeatResult(HeartbeatStatus.valueOf(code), 0, List.of(), List.of(), 0);
+        }
+        List<TaskLease> revoked = new ArrayList<>();
+        for (JsonNode t : Replies.list(r.get("revoked"))) {
+            revoked.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
+        }
+        List<TaskLease> cancel = new ArrayList<>();
+        for (JsonNode t : Replies.list(r.get("cancel"))) {
+            cancel.add(new TaskLease(t.get("task").asText(), Replies.epoch(t.get("epoch"))));
+        }
+        return new HeartbeatResult(HeartbeatStatus.OK, r.get("renewed").asInt(), revoked, cancel, r.get("deadline").asLong());
     }
 
     /**

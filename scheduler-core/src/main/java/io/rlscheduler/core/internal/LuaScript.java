@@ -66,6 +66,15 @@ public final class LuaScript {
         return new LuaScript(name, source.toString());
     }
 
+    /**
+     * Loads {@code <name>.lua} as it is, without the prelude, the libraries and the epilogue: for a
+     * script on a path hot enough that the prelude would cost more than its work (it then keys
+     * and encodes on its own, and writes no task events).
+     */
+    public static LuaScript loadBare(String name) {
+        return new LuaScript(name, resource(name));
+    }
+
     /** Returns the script's name (its file name without ".lua"). */
     public String getName() {
         return name;

@@ -319,7 +319,7 @@ local function claim_run(k_request, k_leader, a)
     local w = load_worker(id)
     if not w then return {r = 'UNKNOWN_WORKER'} end
     if w.session ~= session then return {r = 'WRONG_SESSION', session = w.session} end
-    if w.liveness_deadline <= now_ms then return {r = 'NOT_LIVE'} end
+    if liveness_of(id) <= now_ms then return {r = 'NOT_LIVE'} end
     local out = {r = 'OK', tasks = {}}
     if refilled then order = nil end -- parked tasks came back: read the order again
     dry, refilled = false, false

@@ -8,6 +8,8 @@
 -- KEYS: the 17 core keys (lib.lua)
 -- ARGV: [1] worker id  [2] session id  [3] liveness lease ms  [4] task lease ms
 --       [5] events max length  [6..] pairs: task id, epoch
+-- A worker that holds no task and no reservation renews with renew.lua instead, which does the
+-- same for it without this prelude.
 -- Returns JSON: {r="OK", renewed=n, revoked=[{task, epoch}], cancel=[{task, epoch}], deadline=ms}
 --   cancel lists held tasks whose cancel was requested: the worker must stop them.
 --            or {r="UNKNOWN_WORKER"} / {r="WRONG_SESSION", session=current}
@@ -51,8 +53,5 @@ for task_id, r in pairs(reservations(id)) do
     emit('worker', {worker = id, session = session, what = 'repaired', task = task_id, at = now_ms})
   end
 end
-w.heartbeat_at = now_ms
-w.liveness_deadline = deadline
-save_worker(w)
-redis.call('ZADD', K_LIVENESS, deadline, id)
+beat(id, now_ms, deadline)
 return reply(out)

@@ -11,7 +11,7 @@ local out = {r = 'OK', now = now_parts(), session = '', deadline = 0}
 local w = load_worker(id)
 if w then
   out.session = w.session
-  out.deadline = w.liveness_deadline
+  out.deadline = liveness_of(id)
 end
 local raw = redis.call('HGET', KEYS[CORE_KEYS + 1], id)
 if raw then out.key = cjson.decode(raw) end

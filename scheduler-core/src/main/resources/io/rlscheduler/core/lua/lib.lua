@@ -103,6 +103,20 @@ local function load_worker(id)
   return cjson.decode(raw)
 end
 
+-- A worker's liveness is not in its record, so that a renewal writes two small values and never
+-- re-encodes the record (renew.lua, which runs without this prelude, writes the same two):
+-- its deadline is its score in K_LIVENESS, the time of its last heartbeat a field of K_BEATS.
+local K_BEATS = K_WORKERS .. ':beat'
+
+local function liveness_of(id)
+  return tonumber(redis.call('ZSCORE', K_LIVENESS, id) or '0')
+end
+
+local function beat(id, now_ms, deadline)
+  redis.call('ZADD', K_LIVENESS, deadline, id)
+  redis.call('HSET', K_BEATS, id, fmt(now_ms))
+end
+
 local function queue_score(st)
   return (999 - st.priority) * 1e12 + st.seq
 end

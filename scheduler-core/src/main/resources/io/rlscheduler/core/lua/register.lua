@@ -25,10 +25,7 @@ local deadline = now_ms + tonumber(ARGV[7])
 local w = load_worker(id)
 local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, deadline = deadline, unparked = 0}
 if w and w.session == session then
-  w.heartbeat_at = now_ms
-  w.liveness_deadline = deadline
-  save_worker(w)
-  redis.call('ZADD', K_LIVENESS, deadline, id)
+  beat(id, now_ms, deadline)
   return reply(out)
 end
 local old_shape = w and shape_of(w)
@@ -42,10 +39,10 @@ redis.call('DEL', res_key(id))
 w = {
   id = id, session = session, labels = cjson.decode(ARGV[3]),
   cpu = tonumber(ARGV[4]), mem = tonumber(ARGV[5]), gpus = ARGV[6],
-  registered_at = now_ms, heartbeat_at = now_ms, liveness_deadline = deadline
+  registered_at = now_ms
 }
 save_worker(w)
-redis.call('ZADD', K_LIVENESS, deadline, id)
+beat(id, now_ms, deadline)
 emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})
 local shape = shape_of(w)
 -- Counted again also when the shape did not change but is missing from the counts (they were

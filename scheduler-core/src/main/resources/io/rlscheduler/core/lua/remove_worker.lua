@@ -14,7 +14,8 @@ local id = ARGV[1]
 local w = load_worker(id)
 if not w then return reply({r = 'UNKNOWN_WORKER'}) end
 local now_ms = now_parts()
-if w.liveness_deadline > now_ms then return reply({r = 'LIVE', deadline = w.liveness_deadline}) end
+local live_until = liveness_of(id)
+if live_until > now_ms then return reply({r = 'LIVE', deadline = live_until}) end
 local held = {}
 for task_id, r in pairs(reservations(id)) do
   local st = load_task(task_id)
@@ -28,6 +29,7 @@ if #held > 0 then
 end
 redis.call('HDEL', K_WORKERS, id)
 redis.call('ZREM', K_LIVENESS, id)
+redis.call('HDEL', K_BEATS, id)
 redis.call('DEL', res_key(id))
 sharing().unreserve_worker(id)
 count_shape(shape_of(w), -1)

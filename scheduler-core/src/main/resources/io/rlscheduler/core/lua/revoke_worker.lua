@@ -31,6 +31,7 @@ if w then
   if err then return err end
   redis.call('HDEL', K_WORKERS, id)
   redis.call('ZREM', K_LIVENESS, id)
+  redis.call('HDEL', K_BEATS, id)
   count_shape(shape_of(w), -1)
 end
 redis.call('DEL', res_key(id))

@@ -8,9 +8,15 @@
 local now_ms = now_parts()
 local out = {r = 'OK', now = now_ms, workers = {}}
 local all = redis.call('HGETALL', K_WORKERS)
+local deadlines, beats = {}, {}
+local z = redis.call('ZRANGE', K_LIVENESS, 0, -1, 'WITHSCORES')
+for i = 1, #z, 2 do deadlines[z[i]] = tonumber(z[i + 1]) end
+local b = redis.call('HGETALL', K_BEATS)
+for i = 1, #b, 2 do beats[b[i]] = tonumber(b[i + 1]) end
 for i = 1, #all, 2 do
   local w = cjson.decode(all[i + 1])
-  local live = w.liveness_deadline > now_ms
+  local liveness_deadline = deadlines[w.id] or 0
+  local live = liveness_deadline > now_ms
   local held, lease_valid = {}, false
   local res = reservations(w.id)
   for task_id, r in pairs(res) do
@@ -27,7 +33,7 @@ for i = 1, #all, 2 do
     id = w.id, session = w.session, labels = w.labels, state = state,
     cpu = w.cpu, mem = w.mem, gpus = w.gpus, free_cpu = cpu, free_mem = mem,
     free_gpus = table.concat(gpus, ','), tasks = held,
-    heartbeat_at = w.heartbeat_at, liveness_deadline = w.liveness_deadline
+    heartbeat_at = beats[w.id] or w.heartbeat_at or 0, liveness_deadline = liveness_deadline
   }
 end
 return reply(out)

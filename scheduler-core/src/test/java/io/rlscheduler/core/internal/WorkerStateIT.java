@@ -1,6 +1,7 @@
 package io.rlscheduler.core.internal;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.sync.RedisCommands;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.TaskRecord;
 import io.rlscheduler.core.TaskState;
@@ -34,10 +35,12 @@ class WorkerStateIT {
     static RedisExtension redis = new RedisExtension();
 
     private LeaseCore core;
+    private Keys keys;
 
     @BeforeEach
     void open(RedisClient client, RedisNamespace ns) {
         core = CoreFixture.core(client, ns);
+        keys = new Keys(ns.name());
     }
 
     @AfterEach
@@ -73,6 +76,36 @@ class WorkerStateIT {
         HeartbeatResult hb = join(core.heartbeat("w1", "s1", List.of(lease)));
         assertThat(hb.getRenewedTasks()).isEqualTo(1);
         return lease;
+    }
+
+    @Test
+    void anIdleWorkersRenewalExtendsItsLivenessWithoutRewritingItsRecordAndAStaleReservationIsStillRepaired(
+            RedisCommands<String, String> redis) {
+        join(core.register(worker("w1", "s1", 0)));
+        String record = redis.hget(keys.workers(), "w1");
+        WorkerInfo before = CoreFixture.workerInfo(core, "w1");
+        long[] deadline = new long[1];
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(() -> {
+            HeartbeatResult hb = join(core.heartbeat("w1", "s1", List.of()));
+            assertThat(hb.getStatus()).isEqualTo(HeartbeatStatus.OK);
+            deadline[0] = hb.getLivenessDeadlineMillis();
+            return deadline[0] > before.getLivenessDeadlineMillis();
+        });
+        WorkerInfo after = CoreFixture.workerInfo(core, "w1");
+        assertThat(after.getState()).isEqualTo(WorkerState.IDLE);
+        assertThat(after.getLivenessDeadlineMillis()).isEqualTo(deadline[0]);
+        assertThat(after.getLastHeartbeatMillis()).isGreaterThan(before.getLastHeartbeatMillis());
+        assertThat(redis.hget(keys.workers(), "w1")).as("the record is read, not rewritten").isEqualTo(record);
+        assertThat(join(core.heartbeat("w1", "s-other", List.of())).getStatus()).isEqualTo(HeartbeatStatus.WRONG_SESSION);
+        assertThat(join(core.heartbeat("nobody", "s1", List.of())).getStatus()).isEqualTo(HeartbeatStatus.UNKNOWN_WORKER);
+
+        // A reservation no task backs (left by a crash mid-way, say) is dropped by the renewal,
+        // which hands over to the full heartbeat to repair it.
+        redis.hset(keys.workers() + ":res:w1", "ghost", "7|0|1|0");
+        assertThat(CoreFixture.workerInfo(core, "w1").getFreeGpuIds()).isEmpty();
+        assertThat(join(core.heartbeat("w1", "s1", List.of())).getStatus()).isEqualTo(HeartbeatStatus.OK);
+        assertThat(redis.hexists(keys.workers() + ":res:w1", "ghost")).isFalse();
+        assertThat(CoreFixture.workerInfo(core, "w1").getFreeGpuIds()).containsExactly(0);
     }
 
     @Test
