@@ -89,6 +89,30 @@ class DashboardIT {
             "print('finished after', done, 'steps', flush=True)",
             "");
 
+    /**
+     * Writes {@code size} bytes of {@link #artifactBytes} into {@code weights/policy.bin} of its run
+     * directory and {@code pad} zeros into {@code weights/optimizer.bin}, which the worker stores as
+     * outputs when the run ends, then ends once its gate's {@code finish} file exists.
+     */
+    private static final String ARTIFACT = String.join("\n",
+            "import hashlib, json, os, time",
+            "p = json.load(open(os.environ['RLS_PARAMS_FILE']))",
+            "x = int(p['seed'])",
+            "out = bytearray()",
+            "for _ in range(int(p['size'])):",
+            "    x = (x * 1103515245 + 12345) & 0x7fffffff",
+            "    out.append((x >> 16) & 0xff)",
+            "d = os.path.join(os.environ['RLS_RUN_DIR'], 'weights')",
+            "os.makedirs(d, exist_ok=True)",
+            "with open(os.path.join(d, 'policy.bin'), 'wb') as f:",
+            "    f.write(out)",
+            "with open(os.path.join(d, 'optimizer.bin'), 'wb') as f:",
+            "    f.write(bytes(int(p['pad'])))",
+            "print('wrote', len(out), 'bytes, sha256', hashlib.sha256(out).hexdigest(), flush=True)",
+            "while not os.path.exists(os.path.join(p['gate'], 'finish')):",
+            "    time.sleep(0.05)",
+            "");
+
     @TempDir
     static Path labDir;
 
@@ -100,6 +124,7 @@ class DashboardIT {
     Path testDir;
 
     private ChromeDriver driver;
+    private Path downloads;
     private String testName;
     private final List<Path> openGates = new ArrayList<>();
 
@@ -131,6 +156,10 @@ class DashboardIT {
         options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--window-size=1366,768", "--user-data-dir=" + profile);
+        // Downloads go to the test's own directory, without asking.
+        downloads = Files.createDirectories(testDir.resolve("downloads"));
+        options.setExperimentalOption("prefs", Map.of("download.default_directory", downloads.toString(),
+                "download.prompt_for_download", false, "download.directory_upgrade", true));
         LoggingPreferences logs = new LoggingPreferences();
         logs.enable(LogType.BROWSER, Level.ALL);
         options.setCapability(ChromeOptions.LOGGING_PREFS, logs);
@@ -269,6 +298,61 @@ class DashboardIT {
         // Chromium reports every answer >= 400 to fetch as a console error: the 403 this test
         // provoked is the one expected.
         assertNoConsoleErrors(Pattern.compile(Pattern.quote("/api/v1/runs/" + id + "/cancel") + ".*\\b403\\b"));
+    }
+
+    @Test
+    void anArtifactIsDownloadedFromTheRunPageByteForByte() throws Exception {
+        lab.writeScript("artifact.py", ARTIFACT);
+        // Over 64 KiB, so the server sends it in several chunks; bytes of every value.
+        int size = 200_003;
+        long seed = 20_241_207;
+        byte[] expected = artifactBytes(seed, size);
+        Path gate = gate("artifact");
+        // A large output beside it takes the worker a moment to store: the page reads the run's
+        // artifacts as it sees the run end, before the outputs are there, and must read them again.
+        int pad = 30_000_000;
+        String id = submit(alice, "artifact.py", Map.of("seed", seed, "size", size, "pad", pad, "gate", gate.toString()));
+        awaitApiState(alice, id, "RUNNING");
+        // The page is open while the run ends: the artifact comes to it without a reload.
+        signIn(alice, "alice");
+        driver.get(lab.url() + "/#/run/" + id);
+        awaitJs("the log shows the file written", true,
+                "const l = document.querySelector('#log'); return !!l && l.textContent.includes('wrote " + size + " bytes');");
+        awaitJs("no artifact while it runs", "None yet.", "return document.querySelector('#artifacts').textContent;");
+        js("window.__notReloaded = true;");
+        finish(gate, 0);
+        awaitJs("the run page shows SUCCEEDED", "SUCCEEDED", "return document.querySelector('#state').dataset.state;");
+        // The outputs and the log are stored after the run's end is recorded.
+        await("the outputs and the log stored").atMost(WAIT).pollInterval(Duration.ofMillis(100))
+                .until(() -> artifactPaths(id).containsAll(List.of("weights/policy.bin", "weights/optimizer.bin", id + ".log")));
+        JsonNode artifact = policyArtifact(id);
+        assertThat(artifact.path("kind").asText()).isEqualTo("OUTPUT");
+        assertThat(artifact.path("size").asLong()).isEqualTo(size);
+        assertThat(artifact.path("sha256").asText()).isEqualTo(sha256(expected));
+        String key = artifact.path("key").asText();
+
+        String button = "[...document.querySelectorAll('#artifacts button')].find(b => b.dataset.key === "
+                + JSON.writeValueAsString(key) + ")";
+        awaitJs("the run page lists the artifact", "weights/policy.bin",
+                "const b = " + button + "; return b && b.textContent;");
+        List<String> paths = artifactPaths(id);
+        awaitJs("the run page lists every artifact the API does, the log too", paths,
+                "return [...document.querySelectorAll('#artifacts li[data-artifact-key] button')].map(b => b.textContent);");
+        assertThat(js("return window.__notReloaded === true;")).as("the page was not reloaded").isEqualTo(true);
+        assertThat(downloaded()).as("nothing downloaded yet").isEmpty();
+
+        // As a user on the keyboard would: the button takes the focus and Enter presses it.
+        org.openqa.selenium.WebElement download = (org.openqa.selenium.WebElement) js("return " + button + ";");
+        download.sendKeys(org.openqa.selenium.Keys.ENTER);
+        Path file = downloads.resolve("policy.bin");
+        await("the download lands in " + downloads).atMost(WAIT).pollInterval(Duration.ofMillis(100))
+                .until(() -> downloaded().contains("policy.bin") && downloaded().stream().noneMatch(n -> n.endsWith(".crdownload")));
+        assertThat(downloaded()).as("one file, named as the artifact").containsExactly("policy.bin");
+        assertThat(Files.size(file)).isEqualTo(size);
+        assertThat(Files.readAllBytes(file)).as("the bytes the script wrote").isEqualTo(expected);
+        awaitJs("the button is ready again", false, "return " + button + ".disabled;");
+        assertThat(js("return document.querySelector('#error').hidden;")).as("no error").isEqualTo(true);
+        assertNoConsoleErrors();
     }
 
     @Test
@@ -411,6 +495,51 @@ class DashboardIT {
     }
 
     // ----------------------------------------------------------------------------------- helpers
+
+    /** The bytes {@link #ARTIFACT} writes: the high bytes of a linear congruential sequence. */
+    private static byte[] artifactBytes(long seed, int size) {
+        byte[] bytes = new byte[size];
+        long x = seed;
+        for (int i = 0; i < size; i++) {
+            x = (x * 1103515245L + 12345L) & 0x7fffffffL;
+            bytes[i] = (byte) (x >> 16);
+        }
+        return bytes;
+    }
+
+    private static String sha256(byte[] bytes) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+    }
+
+    /** The run's artifacts as the API lists them. */
+    private JsonNode artifacts(String id) throws Exception {
+        HttpResponse<String> res = send(alice, "GET", "/api/v1/runs/" + id + "/artifacts", null);
+        assertThat(res.statusCode()).as(res.body()).isEqualTo(200);
+        return JSON.readTree(res.body()).path("artifacts");
+    }
+
+    private List<String> artifactPaths(String id) throws Exception {
+        List<String> paths = new ArrayList<>();
+        artifacts(id).forEach(a -> paths.add(a.path("path").asText()));
+        return paths;
+    }
+
+    /** The run's stored {@code weights/policy.bin} as the API lists it. */
+    private JsonNode policyArtifact(String id) throws Exception {
+        for (JsonNode a : artifacts(id)) {
+            if (a.path("path").asText().equals("weights/policy.bin")) {
+                return a;
+            }
+        }
+        throw new AssertionError("no weights/policy.bin among " + artifacts(id));
+    }
+
+    /** The names of the files in the download directory, Chromium's partial ones ({@code .crdownload}) included. */
+    private List<String> downloaded() throws IOException {
+        try (Stream<Path> files = Files.list(downloads)) {
+            return files.map(f -> f.getFileName().toString()).sorted().toList();
+        }
+    }
 
     /** Opens the dashboard with no token: the sign-in form comes up; the token given signs in. */
     private void signIn(String token, String user) {

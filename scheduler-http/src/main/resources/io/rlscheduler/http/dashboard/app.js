@@ -635,7 +635,7 @@
       whySection.hidden = r.state !== 'QUEUED';
       if (r.state === 'QUEUED') loadWhy();
       if (r.state !== lastState) {
-        if (lastState !== null) { loadAttempts(); loadArtifacts(); }
+        if (lastState !== null) { loadAttempts(); loadRunArtifacts(); }
         lastState = r.state;
       }
     }
@@ -670,11 +670,17 @@
       } catch (e) { failed(v, e); }
     }
 
+    // The list is drawn again only when it changed: drawing takes the focus from its buttons.
+    let artifactsShown = null;
     async function loadArtifacts() {
       try {
         const a = await api(`/api/v1/runs/${enc(id)}/artifacts`);
-        if (!v.alive) return;
-        artifacts.replaceChildren(...(a.artifacts || []).map((x) => {
+        if (!v.alive) return null;
+        const list = a.artifacts || [];
+        const shown = JSON.stringify(list.map((x) => [x.key, x.size]));
+        if (shown === artifactsShown) return list;
+        artifactsShown = shown;
+        artifacts.replaceChildren(...list.map((x) => {
           const btn = h('button', { type: 'button', class: 'link', 'data-key': x.key }, x.path || x.key);
           btn.addEventListener('click', () => download(x, btn));
           return h('li', { 'data-artifact-key': x.key },
@@ -682,7 +688,31 @@
               `${x.kind || ''} · attempt ${x.attempt ?? '?'} · ${fmtBytes(x.size)}${x.checkpointId ? ` · ${x.checkpointId}` : ''}`));
         }));
         if (!artifacts.children.length) artifacts.append(h('li', { class: 'muted' }, 'None yet.'));
-      } catch (e) { failed(v, e); }
+        return list;
+      } catch (e) { failed(v, e); return null; }
+    }
+
+    // An ended run's last outputs and its log are stored after its end is recorded (by the worker
+    // and the master, each in its own time, and never without an artifact store): the list is read
+    // again until both are in it, at growing intervals, for about a minute at most.
+    let awaitingArtifacts = false;
+    function loadRunArtifacts() {
+      if (!TERMINAL.has(run.state)) { loadArtifacts(); return; }
+      if (awaitingArtifacts) return;
+      awaitingArtifacts = true;
+      let wait = 500;
+      const poll = async () => {
+        const list = await loadArtifacts();
+        if (!v.alive) return;
+        const attempt = run.attempt ?? 0;
+        const whole = attempt === 0 || (list && list.some((x) => x.kind === 'LOG')
+          && list.some((x) => x.kind === 'OUTPUT' && x.attempt === attempt));
+        if (!list || whole || wait > 32000) { awaitingArtifacts = false; return; }
+        const t = setTimeout(poll, wait);
+        v.onDispose(() => clearTimeout(t));
+        wait *= 2;
+      };
+      poll();
     }
 
     async function download(x, btn) {
@@ -761,7 +791,7 @@
 
     render(run);
     loadAttempts();
-    loadArtifacts();
+    loadRunArtifacts();
     // The reasons a run waits change without an event of its own.
     v.every(5000, () => { if (run.state === 'QUEUED') loadWhy(); });
   }
