@@ -67,6 +67,29 @@ class HttpApiSettingsIT {
         }
     }
 
+    @Test
+    void aBodyOverTheLimitIsAnswered413AfterTheClientHasSentItAndTheConnectionThenCloses() throws Exception {
+        try (HttpLab lab = HttpLab.start(dir.resolve("small"), 0, 0, b -> b.maxRequestBytes(64 * 1024))) {
+            URI url = URI.create(lab.url());
+            byte[] body = new byte[8 << 20]; // 128 times the limit: a client that writes it all before it reads
+            java.util.Arrays.fill(body, (byte) 'x');
+            try (java.net.Socket socket = new java.net.Socket(url.getHost(), url.getPort())) {
+                socket.setSoTimeout(30_000);
+                java.io.OutputStream out = socket.getOutputStream();
+                out.write(("POST /api/v1/runs HTTP/1.1\r\nHost: " + url.getHost() + "\r\nAuthorization: Bearer "
+                        + lab.adminToken() + "\r\nContent-Type: application/json\r\nContent-Length: " + body.length
+                        + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                out.write(body); // the server closing before the end would fail this write
+                out.flush();
+                String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                assertThat(answer).startsWith("HTTP/1.1 413").containsIgnoringCase("connection: close")
+                        .contains("\"code\":\"PAYLOAD_TOO_LARGE\"").contains("65536 bytes");
+            }
+            // The server serves on.
+            assertThat(new Http(lab.url(), lab.adminToken()).get("/api/v1/me").status()).isEqualTo(200);
+        }
+    }
+
     private static SSLContext trusting(Path caPem) throws Exception {
         KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
         store.load(null, null);

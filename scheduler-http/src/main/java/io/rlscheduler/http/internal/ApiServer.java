@@ -11,7 +11,13 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.handler.codec.http.FullHttpMessage;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -134,9 +140,20 @@ public final class ApiServer {
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 
-    /** The aggregator, answering a body over the limit with the API's JSON 413 and closing. */
+    /**
+     * The aggregator, answering a body over the limit with the API's JSON 413 and then closing the
+     * connection once the client has sent the rest of the body, which is read and dropped: a
+     * client that writes its whole request before it reads (most do) would otherwise meet a
+     * closed socket while still sending and lose the answer. What is dropped is bounded, in bytes
+     * ({@link #DRAIN_BYTES}) and time ({@link #DRAIN_TIME_MS}); past either the connection closes.
+     */
     private static final class JsonAggregator extends HttpObjectAggregator {
+        static final long DRAIN_BYTES = 16L << 20;
+        static final long DRAIN_TIME_MS = 10_000;
+
         private final int max;
+        private boolean draining;
+        private long drained;
 
         JsonAggregator(int max) {
             super(max);
@@ -145,12 +162,37 @@ public final class ApiServer {
 
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            if (oversized instanceof HttpRequest) {
-                HttpUtil.setKeepAlive(oversized, false);
-                Responses.error(ctx.channel(), false, new ApiException(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-                        "PAYLOAD_TOO_LARGE", "the request body is larger than " + max + " bytes"), null);
-            } else {
+            if (!(oversized instanceof HttpRequest)) {
                 ctx.close();
+                return;
+            }
+            Responses.errorThenClose(ctx.channel(), new ApiException(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    "PAYLOAD_TOO_LARGE", "the request body is larger than " + max + " bytes"));
+            long length = HttpUtil.getContentLength(oversized, -1L);
+            if (length > DRAIN_BYTES || oversized instanceof FullHttpMessage) {
+                ctx.channel().close(); // too much to wait for, or nothing more to come
+                return;
+            }
+            draining = true;
+            ctx.executor().schedule(() -> {
+                ctx.channel().close();
+            }, DRAIN_TIME_MS, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+            if (!draining) {
+                super.channelRead(ctx, msg);
+                return;
+            }
+            boolean last = msg instanceof LastHttpContent;
+            if (msg instanceof HttpContent content) {
+                drained += content.content().readableBytes();
+            }
+            ReferenceCountUtil.release(msg);
+            if (last || drained > DRAIN_BYTES) {
+                draining = false;
+                ctx.channel().writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             }
         }
     }

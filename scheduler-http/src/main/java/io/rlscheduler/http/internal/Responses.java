@@ -35,11 +35,23 @@ final class Responses {
     }
 
     static void error(Channel channel, boolean keepAlive, ApiException e, Map<String, String> headers) {
+        json(channel, keepAlive, e.status(), errorBody(e), headers);
+    }
+
+    private static ObjectNode errorBody(ApiException e) {
         ObjectNode body = JSON.createObjectNode();
         ObjectNode error = body.putObject("error");
         error.put("code", e.code());
         error.put("message", e.getMessage());
-        json(channel, keepAlive, e.status(), body, headers);
+        return body;
+    }
+
+    /**
+     * Answers an error with {@code Connection: close} and leaves the closing to the caller (who
+     * closes once the client has finished sending).
+     */
+    static void errorThenClose(Channel channel, ApiException e) {
+        json(channel, true, e.status(), errorBody(e), Map.of(HttpHeaderNames.CONNECTION.toString(), HttpHeaderValues.CLOSE.toString()));
     }
 
     static void text(Channel channel, boolean keepAlive, HttpResponseStatus status, String contentType, String body) {
@@ -57,7 +69,9 @@ final class Responses {
             headers.forEach(response.headers()::set);
         }
         if (keepAlive) {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            if (!response.headers().contains(HttpHeaderNames.CONNECTION)) {
+                response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            }
             channel.writeAndFlush(response);
         } else {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
