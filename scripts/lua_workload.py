@@ -15,6 +15,10 @@ only. Noisy on a shared machine: compare with --ab, which alternates runs, and r
   redis-server --port 7777 --save '' --appendonly no --daemonize yes
   python3 scripts/lua_workload.py --port 7777                          # the scripts of this tree
   python3 scripts/lua_workload.py --port 7777 --ab /tmp/lua-old scheduler-core/src/main/resources/io/rlscheduler/core/lua --reps 12
+  python3 scripts/lua_workload.py --port 7777 --renewals --ab /tmp/lua-old scheduler-core/src/main/resources/io/rlscheduler/core/lua
+
+With --renewals, "task" in the figures reads "renewal": 1,000 idle workers register, then each run
+renews their liveness --tasks times in turn (after --warmup renewals).
 """
 import argparse
 import json
@@ -202,6 +206,52 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=
             'evalsha_us_per_task_by_script': {k: v / tasks for k, v in per_script.items()}}
 
 
+def renewals(redis, lua_dir, count, warmup, workers=1000):
+    """--renewals: Redis CPU per liveness renewal of idle workers (no task held), as the heartbeats
+    benchmark's workers send them: the bare renew.lua where the tree has it, else heartbeat.lua."""
+    ns = 'lw' + uuid.uuid4().hex[:8]
+    prefix = '{%s}:' % ns
+    core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
+    core += [prefix + 'state:' + s for s in STATES]
+    if 'K_SHAPES' in source(lua_dir, 'lib'):
+        core.append(prefix + 'shapes')
+    register_keys = core + [prefix + 'worker-keys']
+    register = redis('SCRIPT', 'LOAD', source(lua_dir, 'register'))
+    bare = os.path.exists(os.path.join(lua_dir, 'renew.lua'))
+    if bare:
+        renew = redis('SCRIPT', 'LOAD', open(os.path.join(lua_dir, 'renew.lua')).read())
+    else:
+        renew = redis('SCRIPT', 'LOAD', source(lua_dir, 'heartbeat'))
+    ids = [('w%05d' % i, 's' + uuid.uuid4().hex) for i in range(workers)]
+    labels = json.dumps({'zone': 'a', 'gpu': 'h100'})
+    for w, sess in ids:
+        redis('EVALSHA', register, len(register_keys), *register_keys, w, sess, labels, '8', str(64 << 30), '0,1', '3000',
+              '100000')
+
+    def beat(n):
+        for i in range(n):
+            w, sess = ids[i % workers]
+            if bare:
+                answer = redis('EVALSHA', renew, 2, prefix + 'workers', prefix + 'liveness', w, sess, '3000')
+            else:
+                answer = redis('EVALSHA', renew, len(core), *core, w, sess, '3000', '30000', '100000')
+            assert json.loads(answer)['r'] == 'OK', answer
+
+    try:
+        beat(warmup)
+        stats0, cpu0 = redis.totals()
+        beat(count)
+        stats1, cpu1 = redis.totals()
+    finally:
+        redis('DEL', *(core + [prefix + 'worker-keys', prefix + 'workers:beat']))
+    delta = {k: (v[0] - stats0.get(k, (0, 0))[0], v[1] - stats0.get(k, (0, 0))[1]) for k, v in stats1.items()}
+    commands = sum(c for k, (c, _) in delta.items() if k != 'info')
+    return {'redis_cpu_us_per_task': 1e6 * (cpu1 - cpu0) / count,
+            'evalsha_us_per_task': delta.get('evalsha', (0, 0))[1] / count,
+            'commands_per_task': commands / count,
+            'evalsha_us_per_task_by_script': {}}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--host', default='127.0.0.1')
@@ -217,10 +267,19 @@ def main():
     p.add_argument('--by-script', action='store_true',
                    help='also EVALSHA time per task of each script (an INFO call around every script call, not counted '
                         'in EVALSHA time but in Redis CPU: compare the by-script figures, not the CPU, of such runs)')
+    p.add_argument('--renewals', action='store_true',
+                   help='measure liveness renewals of 1,000 idle workers instead of tasks (--tasks renewals per run; '
+                        'figures per renewal)')
     a = p.parse_args()
     redis = Redis(a.host, a.port)
+
+    def run_one(lua_dir):
+        if a.renewals:
+            return renewals(redis, lua_dir, a.tasks, a.warmup)
+        return run(redis, lua_dir, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits)
+
     if not a.ab:
-        r = run(redis, a.lua, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits)
+        r = run_one(a.lua)
         print('Redis CPU %.1f us/task, EVALSHA %.1f us/task, %.2f commands/task' % (
             r['redis_cpu_us_per_task'], r['evalsha_us_per_task'], r['commands_per_task']))
         if a.by_script:
@@ -230,7 +289,7 @@ def main():
     results = {0: [], 1: []}
     for _ in range(a.reps):
         for i, d in enumerate(a.ab):
-            results[i].append(run(redis, d, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits))
+            results[i].append(run_one(d))
     for i, d in enumerate(a.ab):
         cpu = sorted(r['redis_cpu_us_per_task'] for r in results[i])
         evalsha = sorted(r['evalsha_us_per_task'] for r in results[i])
