@@ -53,5 +53,5 @@ for task_id, r in pairs(reservations(id)) do
     emit('worker', {worker = id, session = session, what = 'repaired', task = task_id, at = now_ms})
   end
 end
-beat(id, now_ms, deadline)
+beat(id, session, now_ms, deadline)
 return reply(out)

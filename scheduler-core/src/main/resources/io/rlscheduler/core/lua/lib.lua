@@ -104,17 +104,19 @@ local function load_worker(id)
 end
 
 -- A worker's liveness is not in its record, so that a renewal writes two small values and never
--- re-encodes the record (renew.lua, which runs without this prelude, writes the same two):
--- its deadline is its score in K_LIVENESS, the time of its last heartbeat a field of K_BEATS.
+-- reads or re-encodes the record (renew.lua, which runs without this prelude, writes the same
+-- two): its deadline is its score in K_LIVENESS; its field in K_BEATS is "<session>|<time of its
+-- last heartbeat, ms>", written with the record at registration, so a renewal checks the session
+-- there.
 local K_BEATS = K_WORKERS .. ':beat'
 
 local function liveness_of(id)
   return tonumber(redis.call('ZSCORE', K_LIVENESS, id) or '0')
 end
 
-local function beat(id, now_ms, deadline)
+local function beat(id, session, now_ms, deadline)
   redis.call('ZADD', K_LIVENESS, deadline, id)
-  redis.call('HSET', K_BEATS, id, fmt(now_ms))
+  redis.call('HSET', K_BEATS, id, session .. '|' .. fmt(now_ms))
 end
 
 local function queue_score(st)

@@ -25,7 +25,7 @@ local deadline = now_ms + tonumber(ARGV[7])
 local w = load_worker(id)
 local out = {r = 'OK', requeued = {}, failed = {}, cancelled = {}, deadline = deadline, unparked = 0}
 if w and w.session == session then
-  beat(id, now_ms, deadline)
+  beat(id, session, now_ms, deadline)
   return reply(out)
 end
 local old_shape = w and shape_of(w)
@@ -42,7 +42,7 @@ w = {
   registered_at = now_ms
 }
 save_worker(w)
-beat(id, now_ms, deadline)
+beat(id, session, now_ms, deadline)
 emit('worker', {worker = id, session = session, what = 'registered', at = now_ms})
 local shape = shape_of(w)
 -- Counted again also when the shape did not change but is missing from the counts (they were

@@ -12,7 +12,7 @@ local deadlines, beats = {}, {}
 local z = redis.call('ZRANGE', K_LIVENESS, 0, -1, 'WITHSCORES')
 for i = 1, #z, 2 do deadlines[z[i]] = tonumber(z[i + 1]) end
 local b = redis.call('HGETALL', K_BEATS)
-for i = 1, #b, 2 do beats[b[i]] = tonumber(b[i + 1]) end
+for i = 1, #b, 2 do beats[b[i]] = tonumber(string.match(b[i + 1], '|(%d+)$')) end
 for i = 1, #all, 2 do
   local w = cjson.decode(all[i + 1])
   local liveness_deadline = deadlines[w.id] or 0

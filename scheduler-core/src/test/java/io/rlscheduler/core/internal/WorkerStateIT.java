@@ -106,6 +106,13 @@ class WorkerStateIT {
         assertThat(join(core.heartbeat("w1", "s1", List.of())).getStatus()).isEqualTo(HeartbeatStatus.OK);
         assertThat(redis.hexists(keys.workers() + ":res:w1", "ghost")).isFalse();
         assertThat(CoreFixture.workerInfo(core, "w1").getFreeGpuIds()).containsExactly(0);
+
+        // A worker registered before the beats hash existed has no beat: the full heartbeat
+        // answers it and writes one, after which the bare renewal serves it.
+        redis.hdel(keys.workers() + ":beat", "w1");
+        assertThat(join(core.heartbeat("w1", "s1", List.of())).getStatus()).isEqualTo(HeartbeatStatus.OK);
+        assertThat(redis.hget(keys.workers() + ":beat", "w1")).startsWith("s1|");
+        assertThat(join(core.heartbeat("w1", "s-other", List.of())).getStatus()).isEqualTo(HeartbeatStatus.WRONG_SESSION);
     }
 
     @Test
