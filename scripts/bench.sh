@@ -21,6 +21,8 @@
 #   JMH micro-benchmarks, converted to the same shape:
 #     codec          CodecBenchmark: our frame codec vs Netty's stock protobuf codec (heartbeat payload)
 #     lease-scripts  LeaseScriptBenchmark: a one-task claim vs a plain SET round trip
+#   related: scripts/bench-ab.sh (two jars, alternating pairs); scripts/bullmq-compare.sh
+#            (dispatch-throughput against BullMQ on one redis-server, alternating pairs; node needed)
 #
 # Environment:
 #   BENCH_PARAMS     extra BenchMain options, e.g. "-p dispatch-throughput.tasks=5000 -p dispatch-latency.duration=5"
