@@ -133,7 +133,14 @@ class DashboardIT {
         Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
                 "no " + CHROMIUM + " or " + CHROMEDRIVER + ": install Debian's chromium and chromium-driver"
                         + " (apt-get install chromium chromium-driver) to run the dashboard tests");
-        lab = HttpLab.start(labDir, 2, 2);
+        // machine-1 reads its GPUs with an nvidia-smi of the test's (this machine has none), so
+        // the GPU board has memory and utilisation to show; machine-2 has none to run.
+        Path nvidiaSmi = labDir.resolve("nvidia-smi");
+        Files.writeString(nvidiaSmi, "#!/bin/sh\necho '0, GPU-aaaa, NVIDIA H100 80GB HBM3, 81559, 20480, 37'\n"
+                + "echo '1, GPU-bbbb, NVIDIA H100 80GB HBM3, 81559, 0, 0'\n");
+        Files.setPosixFilePermissions(nvidiaSmi, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        lab = HttpLab.start(labDir.resolve("lab"), 2, 2, api -> { },
+                (i, worker) -> worker.nvidiaSmi(i == 1 ? nvidiaSmi.toString() : labDir.resolve("absent").toString()));
         lab.writeScript("train.py", TRAIN);
         alice = lab.token("alice");
         bob = lab.token("bob");
@@ -439,6 +446,14 @@ class DashboardIT {
                 + ".every(w => w.querySelectorAll('.gpu').length === 2);")).as("two GPUs each").isEqualTo(true);
         awaitJs("the GPU that holds the run says so", 1L,
                 "return document.querySelectorAll('#workers .gpu[data-run-id=\"" + running + "\"]').length;");
+        awaitJs("machine-1's GPU 0 shows its memory and utilisation as its nvidia-smi read them", true,
+                "const g = document.querySelector('#workers [data-worker-id=\"machine-1\"] .gpu[data-gpu-index=\"0\"]');"
+                        + " const m = g && g.querySelector('meter');"
+                        + " return !!m && m.value === 20480 * 1048576 && m.max === 81559 * 1048576"
+                        + " && g.textContent.includes('utilisation 37 %') && g.textContent.includes('NVIDIA H100 80GB HBM3');");
+        assertThat(js("const g = document.querySelector('#workers [data-worker-id=\"machine-2\"] .gpu[data-gpu-index=\"2\"]');"
+                + " return !!g && !g.querySelector('meter') && g.textContent.includes('utilisation —');"))
+                .as("a machine without nvidia-smi shows no figures").isEqualTo(true);
 
         driver.get(lab.url() + "/#/run/" + waiting);
         awaitJs("the run page says why it waits", true,
