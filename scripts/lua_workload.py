@@ -206,9 +206,10 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=
             'evalsha_us_per_task_by_script': {k: v / tasks for k, v in per_script.items()}}
 
 
-def renewals(redis, lua_dir, count, warmup, workers=1000):
+def renewals(redis, lua_dir, count, warmup, batch, workers=1000):
     """--renewals: Redis CPU per liveness renewal of idle workers (no task held), as the heartbeats
-    benchmark's workers send them: the bare renew.lua where the tree has it, else heartbeat.lua."""
+    benchmark's workers send them: the bare renew.lua where the tree has it, else heartbeat.lua;
+    --batch renewals a run where renew.lua takes several (one a run where it takes one)."""
     ns = 'lw' + uuid.uuid4().hex[:8]
     prefix = '{%s}:' % ns
     core = [prefix + k for k in ['tasks', 'specs', 'queue', 'workers', 'liveness', 'deadlines', 'epoch', 'seq', 'events']]
@@ -218,8 +219,11 @@ def renewals(redis, lua_dir, count, warmup, workers=1000):
     register_keys = core + [prefix + 'worker-keys']
     register = redis('SCRIPT', 'LOAD', source(lua_dir, 'register'))
     bare = os.path.exists(os.path.join(lua_dir, 'renew.lua'))
+    batched = False
     if bare:
-        renew = redis('SCRIPT', 'LOAD', open(os.path.join(lua_dir, 'renew.lua')).read())
+        text = open(os.path.join(lua_dir, 'renew.lua')).read()
+        batched = '2 per renewal' in text
+        renew = redis('SCRIPT', 'LOAD', text)
     else:
         renew = redis('SCRIPT', 'LOAD', source(lua_dir, 'heartbeat'))
     ids = [('w%05d' % i, 's' + uuid.uuid4().hex) for i in range(workers)]
@@ -229,6 +233,14 @@ def renewals(redis, lua_dir, count, warmup, workers=1000):
               '100000')
 
     def beat(n):
+        if batched:
+            for i in range(0, n, batch):
+                args = []
+                for j in range(i, min(n, i + batch)):
+                    args += ids[j % workers]
+                answers = json.loads(redis('EVALSHA', renew, 2, prefix + 'workers', prefix + 'liveness', '3000', *args))
+                assert all(x['r'] == 'OK' for x in answers), answers
+            return
         for i in range(n):
             w, sess = ids[i % workers]
             if bare:
@@ -261,7 +273,7 @@ def main():
     p.add_argument('--reps', type=int, default=8, help='runs of each with --ab')
     p.add_argument('--tasks', type=int, default=3000, help='tasks measured per run')
     p.add_argument('--warmup', type=int, default=2000, help='tasks run first, not measured')
-    p.add_argument('--batch', type=int, default=8, help='calls per submit, ack and finish run (the bench sees about 8)')
+    p.add_argument('--batch', type=int, default=8, help='calls per submit, ack and finish run (the bench sees about 8); with --renewals, renewals per run')
     p.add_argument('--owners', type=int, default=1, help='owners the tasks are spread over, in turn')
     p.add_argument('--limits', action='store_true', help='every owner has every limit set (none of them binding)')
     p.add_argument('--by-script', action='store_true',
@@ -275,7 +287,7 @@ def main():
 
     def run_one(lua_dir):
         if a.renewals:
-            return renewals(redis, lua_dir, a.tasks, a.warmup)
+            return renewals(redis, lua_dir, a.tasks, a.warmup, a.batch)
         return run(redis, lua_dir, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits)
 
     if not a.ab:

@@ -89,6 +89,17 @@ public final class LeaseCore implements AutoCloseable {
     static final int WRITE_BATCH = 32;
     /** Runs of one such script outstanding at once before further calls wait to be batched. */
     static final int WRITE_RUNS_IN_FLIGHT = 2;
+    /**
+     * The most liveness renewals of idle workers one run of the bare {@code renew} script carries:
+     * a renewal costs a few microseconds of that run, so even a full run holds Redis briefly.
+     */
+    static final int RENEW_BATCH = 256;
+    /**
+     * How long an idle worker's renewal waits for others to share its run: renewals come one at a
+     * time, each alone in a run but for this wait, and a few milliseconds are nothing against a
+     * liveness lease of seconds. One run at a time.
+     */
+    static final long RENEW_LINGER_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2);
 
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
@@ -106,6 +117,7 @@ public final class LeaseCore implements AutoCloseable {
     private final ScriptBatcher<String[]> submits;
     private final ScriptBatcher<String[]> acks;
     private final ScriptBatcher<String[]> finishes;
+    private final ScriptBatcher<String[]> renewals;
     private final ArtifactRecords artifacts;
     private final ProvenanceRecords provenance;
     private final HolderReads holders;
@@ -135,6 +147,8 @@ public final class LeaseCore implements AutoCloseable {
         this.submits = new ScriptBatcher<>("submit", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runSubmits, Replies::parse);
         this.acks = new ScriptBatcher<>("ack", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runAcks, Replies::parse);
         this.finishes = new ScriptBatcher<>("finish", WRITE_BATCH, WRITE_RUNS_IN_FLIGHT, this::runFinishes, Replies::parse);
+        this.renewals = new ScriptBatcher<>("renew", RENEW_BATCH, 1, this::runRenewals, Replies::parse,
+                RENEW_LINGER_NANOS, client.getResources().eventExecutorGroup());
         this.artifacts = new ArtifactRecords(redis, keys);
         this.provenance = new ProvenanceRecords(redis, keys);
         this.holders = new HolderReads(redis, keys, connection.getTimeout());
@@ -559,7 +573,8 @@ public final class LeaseCore implements AutoCloseable {
      * Renews a worker's liveness lease and the task lease of each task it reports at its current
      * epoch; tasks reported at a stale epoch come back as revoked. A worker that reports no task
      * is renewed by the bare {@code renew} script (its liveness only, the record not rewritten),
-     * unless Redis still holds reservations of its, which the full {@code heartbeat} repairs.
+     * unless Redis still holds reservations of its, which the full {@code heartbeat} repairs; such
+     * renewals that arrive together share one run of it ({@link ScriptBatcher}).
      *
      * @param workerId  the worker
      * @param sessionId its session
@@ -568,15 +583,27 @@ public final class LeaseCore implements AutoCloseable {
      */
     public CompletableFuture<HeartbeatResult> heartbeat(String workerId, String sessionId, Collection<TaskLease> held) {
         if (held.isEmpty()) {
-            String liveness = Long.toString(options.getLivenessLease().toMillis());
-            return RENEW.run(redis, new String[]{keys.workers(), keys.liveness()}, Objects.requireNonNull(workerId, "workerId"),
-                    Objects.requireNonNull(sessionId, "sessionId"), liveness).thenCompose(reply -> {
-                        JsonNode r = Replies.parse(reply);
-                        return "FULL".equals(r.get("r").asText()) ? fullHeartbeat(workerId, sessionId, held)
-                                : CompletableFuture.completedFuture(heartbeatResult(r));
-                    });
+            String[] call = {Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId")};
+            return renewals.call(call).thenCompose(r -> "FULL".equals(r.get("r").asText())
+                    ? fullHeartbeat(workerId, sessionId, held) : CompletableFuture.completedFuture(heartbeatResult(r)));
         }
         return fullHeartbeat(workerId, sessionId, held);
+    }
+
+    /**
+     * Renews the liveness lease of a worker that holds no task, for it: what a master does for
+     * the idle workers whose heartbeats it receives, so that they need not renew it themselves.
+     * Only the bare renewal: a worker it does not serve (one with reservations, an unknown one, a
+     * session not the registered one) is left as it is, for its own heartbeat to handle.
+     * Renewals that arrive together share one script run.
+     *
+     * @param workerId  the worker
+     * @param sessionId the session the worker connected with
+     * @return the lease's new deadline (ms, Redis clock), or 0 when it was not renewed
+     */
+    public CompletableFuture<Long> renewIdle(String workerId, String sessionId) {
+        String[] call = {Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId")};
+        return renewals.call(call).thenApply(r -> "OK".equals(r.get("r").asText()) ? r.get("deadline").asLong() : 0L);
     }
 
     private CompletableFuture<HeartbeatResult> fullHeartbeat(String workerId, String sessionId, Collection<TaskLease> held) {
@@ -790,6 +817,11 @@ public final class LeaseCore implements AutoCloseable {
                         metricsJson == null ? "" : metricsJson, runDir == null ? "" : runDir,
                         logLines < 0 ? "" : Long.toString(logLines)})
                 .thenApply(Replies::write);
+    }
+
+    private CompletableFuture<String> runRenewals(List<String[]> calls) {
+        return RENEW.run(redis, new String[]{keys.workers(), keys.liveness()},
+                flatten(calls, Long.toString(options.getLivenessLease().toMillis())));
     }
 
     private CompletableFuture<String> runFinishes(List<String[]> calls) {

@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
@@ -17,7 +20,11 @@ import java.util.function.Function;
  * <p>A call is sent at once when fewer than {@code maxInFlight} runs of the script are
  * outstanding, so an idle system answers a lone call after one round trip, as if it were not
  * batched. Calls that arrive while the limit is reached wait in a queue and go together, up to
- * {@code maxBatch} per run, as soon as a run completes. Nothing waits on a timer.
+ * {@code maxBatch} per run, as soon as a run completes. Nothing waits on a timer, unless the
+ * batcher was made with a linger: then a call waits up to that long for others to join it (or
+ * until {@code maxBatch} calls wait), for calls that come one at a time, too far apart to meet in
+ * the queue, and can afford the wait (the liveness renewals of idle workers); calls that came
+ * while a run was out wait for the linger too, once it is back.
  *
  * <p>The script decides each call on its own, exactly as if it came alone, and answers a JSON
  * array with one element per call, in order; each call's future completes with its element. If
@@ -42,6 +49,12 @@ public final class ScriptBatcher<T> {
     private final Function<String, JsonNode> parse;
     private final ConcurrentLinkedQueue<Call<T>> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** How many calls wait in the queue (its size, which the queue itself counts by walking it). */
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final long lingerNanos;
+    private final ScheduledExecutorService timer;
+    /** Whether a lingering flush is scheduled. */
+    private final AtomicBoolean lingering = new AtomicBoolean();
 
     /**
      * @param name        the script's name, for error messages
@@ -52,6 +65,28 @@ public final class ScriptBatcher<T> {
      */
     public ScriptBatcher(String name, int maxBatch, int maxInFlight, Function<List<T>, CompletableFuture<String>> run,
                          Function<String, JsonNode> parse) {
+        this(name, maxBatch, maxInFlight, run, parse, 0, null);
+    }
+
+    /**
+     * A batcher whose calls wait up to {@code lingerNanos} for others to join them.
+     *
+     * @param name        the script's name, for error messages
+     * @param maxBatch    the most calls per run, at least 1; that many waiting go at once
+     * @param maxInFlight the most runs outstanding at once, at least 1
+     * @param run         sends one run of the script for the given calls and returns its reply
+     * @param parse       parses a reply into a JSON array
+     * @param lingerNanos how long a call waits for others, 0 for not at all
+     * @param timer       runs the lingering flushes (never blocked by them); null when
+     *                    {@code lingerNanos} is 0
+     */
+    public ScriptBatcher(String name, int maxBatch, int maxInFlight, Function<List<T>, CompletableFuture<String>> run,
+                         Function<String, JsonNode> parse, long lingerNanos, ScheduledExecutorService timer) {
+        if (lingerNanos < 0 || (lingerNanos > 0 && timer == null)) {
+            throw new IllegalArgumentException("a linger must be positive and come with a timer, was " + lingerNanos);
+        }
+        this.lingerNanos = lingerNanos;
+        this.timer = timer;
         if (maxBatch < 1 || maxInFlight < 1) {
             throw new IllegalArgumentException("maxBatch and maxInFlight must be at least 1, were " + maxBatch + ", "
                     + maxInFlight);
@@ -72,8 +107,29 @@ public final class ScriptBatcher<T> {
     public CompletableFuture<JsonNode> call(T args) {
         CompletableFuture<JsonNode> answer = new CompletableFuture<>();
         queue.add(new Call<>(Objects.requireNonNull(args, "args"), answer));
-        dispatch();
+        waiting.incrementAndGet();
+        dispatchOrLinger();
         return answer;
+    }
+
+    /** Sends what waits, or with a linger and fewer than a full batch waiting, schedules it. */
+    private void dispatchOrLinger() {
+        if (lingerNanos == 0 || waiting.get() >= maxBatch) {
+            dispatch();
+        } else if (!queue.isEmpty() && lingering.compareAndSet(false, true)) {
+            try {
+                timer.schedule(this::lingered, lingerNanos, TimeUnit.NANOSECONDS);
+            } catch (RuntimeException e) {
+                // The timer is shutting down (the core closes): send now rather than never.
+                lingering.set(false);
+                dispatch();
+            }
+        }
+    }
+
+    private void lingered() {
+        lingering.set(false);
+        dispatch();
     }
 
     /** Returns how many runs are outstanding (sent, not yet answered). */
@@ -83,7 +139,7 @@ public final class ScriptBatcher<T> {
 
     /** Returns how many calls wait for a run (for tests and diagnostics). */
     public int queued() {
-        return queue.size();
+        return waiting.get();
     }
 
     private void dispatch() {
@@ -99,6 +155,7 @@ public final class ScriptBatcher<T> {
             List<Call<T>> batch = new ArrayList<>(Math.min(maxBatch, 64));
             Call<T> c;
             while (batch.size() < maxBatch && (c = queue.poll()) != null) {
+                waiting.decrementAndGet();
                 batch.add(c);
             }
             if (batch.isEmpty()) {
@@ -126,7 +183,7 @@ public final class ScriptBatcher<T> {
                 complete(batch, text, error);
             } finally {
                 inFlight.decrementAndGet();
-                dispatch();
+                dispatchOrLinger();
             }
         });
     }

@@ -19,8 +19,8 @@ class ScriptBatcherTest {
 
     /** Records each run's calls and completes it only when the test says so. */
     private static final class Runs {
-        final List<List<String>> batches = new ArrayList<>();
-        final List<CompletableFuture<String>> replies = new ArrayList<>();
+        final List<List<String>> batches = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<CompletableFuture<String>> replies = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         CompletableFuture<String> run(List<String> calls) {
             batches.add(List.copyOf(calls));
@@ -67,6 +67,52 @@ class ScriptBatcherTest {
         runs.answer(2);
         assertThat(waiting).extracting(f -> f.join().asText()).containsExactly("B", "C", "D", "E");
         assertThat(batcher.queued()).isZero();
+    }
+
+    @Test
+    void withALingerCallsWaitForTheTimerOrAFullBatchThenGoTogether() throws Exception {
+        Runs runs = new Runs();
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        java.util.concurrent.CountDownLatch fired = new java.util.concurrent.CountDownLatch(1);
+        // A linger that only the test's own latch ends: the flush runs when the test lets it.
+        java.util.concurrent.ScheduledExecutorService gated = new java.util.concurrent.ScheduledThreadPoolExecutor(1) {
+            @Override
+            public java.util.concurrent.ScheduledFuture<?> schedule(Runnable command, long delay, java.util.concurrent.TimeUnit unit) {
+                return timer.schedule(() -> {
+                    try {
+                        fired.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    command.run();
+                }, 0, unit);
+            }
+        };
+        try {
+            ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 3, 1, runs::run, ScriptBatcherTest::parse,
+                    java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2), gated);
+            CompletableFuture<JsonNode> a = batcher.call("a");
+            CompletableFuture<JsonNode> b = batcher.call("b");
+            assertThat(runs.batches).as("nothing goes before the linger ends").isEmpty();
+            assertThat(batcher.queued()).isEqualTo(2);
+            CompletableFuture<JsonNode> c = batcher.call("c");
+            assertThat(runs.batches).as("a full batch goes at once").containsExactly(List.of("a", "b", "c"));
+            CompletableFuture<JsonNode> d = batcher.call("d");
+            runs.answer(0);
+            assertThat(List.of(a, b, c)).extracting(f -> f.join().asText()).containsExactly("A", "B", "C");
+            assertThat(runs.batches).as("what came meanwhile lingers too").hasSize(1);
+            CompletableFuture<JsonNode> e = batcher.call("e");
+            fired.countDown();
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> runs.batches.size() == 2);
+            assertThat(runs.batches.get(1)).containsExactly("d", "e");
+            runs.answer(1);
+            assertThat(List.of(d, e)).extracting(f -> f.join().asText()).containsExactly("D", "E");
+            assertThat(batcher.queued()).isZero();
+        } finally {
+            fired.countDown();
+            gated.shutdownNow();
+            timer.shutdownNow();
+        }
     }
 
     @Test
