@@ -177,6 +177,39 @@ class FailureIT {
     }
 
     @Test
+    void anIdleWorkersLivenessIsRenewedByItselfWhileItCannotReachTheMasterAndByTheMasterWhileItCannotReachRedis()
+            throws Exception {
+        SchedulerMaster master = master("m1");
+        FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));
+        FaultProxy toMaster = closing(FaultProxy.start("127.0.0.1", master.getRpcAddress().getPort()));
+        SchedulerWorker w1 = closing(workerVia("w1", "127.0.0.1:" + toMaster.getPort(),
+                RedisURI.create("redis://127.0.0.1:" + toRedis.getPort())));
+        await().atMost(WAIT).until(() -> w1.isConnected() && workerState(master, "w1") == WorkerState.IDLE);
+
+        // Its heartbeats to the master go unanswered (the connection open, nothing comes back): the
+        // master renewed its liveness lease for it, and the idle worker renews it itself again, in
+        // time: it stays IDLE for four leases.
+        toMaster.blackhole();
+        await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(50))
+                .until(() -> workerState(master, "w1") == WorkerState.IDLE);
+        toMaster.pass();
+        await().atMost(WAIT).until(w1::isConnected);
+
+        // Cut off from Redis, it cannot renew the lease itself; the master, which receives its
+        // heartbeats, renews it: it stays IDLE.
+        toRedis.cut();
+        await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(50))
+                .until(() -> workerState(master, "w1") == WorkerState.IDLE);
+
+        // Cut off from both, it is seen DOWN once its lease runs out: the renewals above were real.
+        toMaster.cut();
+        await().atMost(Duration.ofSeconds(10)).until(() -> workerState(master, "w1") == WorkerState.DOWN);
+        toRedis.pass();
+        toMaster.pass();
+        await().atMost(WAIT).until(() -> workerState(master, "w1") == WorkerState.IDLE);
+    }
+
+    @Test
     void anEndThatCannotBeRecordedInRedisAtOnceIsRetriedUntilItIsRecorded() throws Exception {
         SchedulerMaster master = master("m1");
         FaultProxy toRedis = closing(FaultProxy.start("127.0.0.1", redis.getPort()));

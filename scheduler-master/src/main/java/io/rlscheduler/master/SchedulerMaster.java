@@ -192,7 +192,7 @@ public final class SchedulerMaster implements AutoCloseable {
             apiTokens = new MasterApiTokens(core.apiTokens(), this::await);
             MasterContext context = new MasterContext(masterId, secret, coreOptions, registry, dispatcher, logs,
                     options.getHandshakeTimeout().toMillis(), elector::current, holders, holderStats, workerLimits,
-                    openAttempts, auth);
+                    openAttempts, auth, core::renewIdle);
             rpc = RpcServer.bind(options.getTransport(), options.getIoThreads(), options.getProtocolOptions(),
                     options.getTls().orElse(null), context, options.getBindHost(), options.getRpcPort());
             timers = Executors.newScheduledThreadPool(1, r -> {

@@ -239,7 +239,7 @@ public final class SchedulerWorker implements AutoCloseable {
 
             leases.start();
             shipper.start();
-            link.start(new MessageRouter(attempts, runner, shipper));
+            link.start(new MessageRouter(attempts, runner, shipper, leases));
             log.info("worker {} (session {}) started: {} CPU slots, GPUs {}, labels {}", id, sessionId,
                     options.getCpuSlots(), gpus, options.getLabels());
             return this;

@@ -20,12 +20,19 @@ public final class MasterContext {
     final WorkerLimits limits;
     final OpenAttemptIndex openAttempts;
     final WorkerAuthentication auth;
+    /**
+     * Renews an idle worker's liveness lease in Redis for it (worker id, session id): the new
+     * deadline, or 0 when not renewed ({@link io.rlscheduler.core.internal.LeaseCore#renewIdle}).
+     */
+    final java.util.function.BiFunction<String, String, java.util.concurrent.CompletableFuture<Long>> renewIdle;
 
     public MasterContext(String masterId, byte[] secret, CoreOptions coreOptions, WorkerRegistry registry,
                          Dispatcher dispatcher, TaskLogManager logs, long handshakeTimeoutMillis,
                          java.util.function.Supplier<io.rlscheduler.core.internal.LeaderStatus> leadership,
                          AttemptHolders holders, HolderStats holderStats, WorkerLimits limits, OpenAttemptIndex openAttempts,
-                         WorkerAuthentication auth) {
+                         WorkerAuthentication auth,
+                         java.util.function.BiFunction<String, String, java.util.concurrent.CompletableFuture<Long>> renewIdle) {
+        this.renewIdle = renewIdle;
         this.leadership = leadership;
         this.auth = auth;
         this.holders = holders;

@@ -143,7 +143,11 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         }
         if (msg instanceof Heartbeat hb) {
             worker.heartbeat(hb);
-            ctx.write(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build()); // flushed in channelReadComplete
+            if (hb.getRunningTasksCount() == 0) {
+                renewIdle(ctx, hb.getSequence());
+            } else {
+                ctx.write(HeartbeatAck.newBuilder().setSequence(hb.getSequence()).build()); // flushed in channelReadComplete
+            }
         } else if (msg instanceof LogBatch batch) {
             onLogBatch(ctx, batch);
         } else if (msg instanceof ExecuteTaskAck ack) {
@@ -155,6 +159,31 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
             ctx.writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
                     .setMessage(type + " is not sent by workers").setOffendingType(type.getCode()).build());
         }
+    }
+
+    /**
+     * An idle worker's heartbeat: its liveness lease is renewed here, together with the other idle
+     * workers' (one script run for many), and the acknowledgement says until when, so that the
+     * worker need not renew it itself. The acknowledgement goes when Redis has answered, off the
+     * event loop's thread; without a renewal (Redis failed, or the worker is one the renewal does
+     * not serve) it goes without the deadline, and the worker renews the lease itself.
+     */
+    private void renewIdle(ChannelHandlerContext ctx, long sequence) {
+        CompletableFuture<Long> renewal;
+        try {
+            renewal = context.renewIdle.apply(worker.getWorkerId(), worker.getSessionId());
+        } catch (RuntimeException e) {
+            renewal = CompletableFuture.failedFuture(e);
+        }
+        renewal.whenComplete((deadline, error) -> {
+            HeartbeatAck.Builder ack = HeartbeatAck.newBuilder().setSequence(sequence);
+            if (error == null && deadline != null && deadline > 0) {
+                ack.setLivenessRenewedUntilUnixMs(deadline);
+            } else if (error != null) {
+                log.debug("worker {}: its liveness lease was not renewed for it: {}", worker.getWorkerId(), error.toString());
+            }
+            ctx.writeAndFlush(ack.build());
+        });
     }
 
     /** Hands the hello to the connection's {@link Handshake}; once admitted, the worker is served here. */

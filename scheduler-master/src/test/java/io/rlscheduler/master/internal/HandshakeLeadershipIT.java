@@ -61,7 +61,7 @@ class HandshakeLeadershipIT {
                     registry, java.time.Duration.ofSeconds(10));
             MasterContext context = new MasterContext("m1", SECRET, options, registry, dispatcher, logs, 10_000,
                     () -> looks.getAndIncrement() == 0 ? self : other, new AttemptHolders(core.holders()::of),
-                    new HolderStats(), WorkerLimits.NONE, new OpenAttemptIndex(WorkerLimits.NONE), auth);
+                    new HolderStats(), WorkerLimits.NONE, new OpenAttemptIndex(WorkerLimits.NONE), auth, core::renewIdle);
             EmbeddedChannel channel = new EmbeddedChannel(new WorkerChannelHandler(context));
             Challenge challenge = channel.readOutbound();
             ByteString clientNonce = HandshakeProof.newNonce();

@@ -23,7 +23,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps the leases of the attempts this worker runs. Every heartbeat interval it renews its
  * liveness and its attempts' task leases in Redis directly (not through the master, so losing the
- * master does not stop its work) and passes each renewal on to the attempt's execution as a
+ * master does not stop its work); but while it runs nothing and the master renews its liveness for
+ * it (the acknowledgement of its last heartbeat says so, {@link #renewedByMaster}), it leaves the
+ * liveness to the master, which renews many idle workers' in one script run, and renews it itself
+ * again at the first heartbeat after one the master did not renew ({@link #leftToMaster}). It
+ * passes each renewal on to the attempt's
+ * execution as a
  * keepalive; stops the attempts whose lease Redis revoked or whose task a caller cancelled; stops
  * every attempt whose lease it could not renew for {@link #fenceAfter} (self-fencing, before the
  * lease can expire and the task run elsewhere); and sends the master a heartbeat naming the
@@ -40,6 +45,21 @@ public final class LeaseKeeper {
     private final Duration fenceAfter;
     private final BiConsumer<Attempt, StopReason> stop;
     private final AtomicLong sequence = new AtomicLong();
+    /**
+     * How recent, in heartbeat intervals, the master's last renewal must be for this worker to
+     * leave the next one to it: the acknowledgement of its previous heartbeat, half an interval
+     * allowed for lateness. So a worker renews itself at the first heartbeat after one the master
+     * did not renew, with about a third of a three-interval lease left, as when one of its own
+     * renewals fails.
+     */
+    public static final double MASTER_RENEWAL_WITHIN = 1.5;
+    /**
+     * The shortest liveness lease, in heartbeat intervals, with which a worker leaves its renewals
+     * to the master; with a shorter one it renews every time itself.
+     */
+    public static final int MASTER_RENEWAL_MIN_LEASE = 3;
+    /** {@link System#nanoTime()} when an acknowledgement last said the master renewed the lease; 0: never. */
+    private volatile long masterRenewedAt;
     /** Whether a registration found this worker id revoked; touched on the timer thread only. */
     private boolean revoked;
 
@@ -83,8 +103,45 @@ public final class LeaseKeeper {
         }
     }
 
+    /**
+     * The master renewed this worker's liveness lease in Redis (the acknowledgement of a heartbeat
+     * that named no attempt said so). On the link's event loop.
+     */
+    public void renewedByMaster() {
+        masterRenewedAt = System.nanoTime();
+    }
+
+    /**
+     * Whether the liveness lease may be left to the master this time: the worker runs nothing, the
+     * lease spans at least {@link #MASTER_RENEWAL_MIN_LEASE} intervals, and an acknowledgement said
+     * the master renewed it within the last {@link #MASTER_RENEWAL_WITHIN} intervals.
+     */
+    private boolean leftToMaster(List<Attempt> held) {
+        long at = masterRenewedAt;
+        if (!held.isEmpty() || at == 0) {
+            return false;
+        }
+        CoreOptions core = runtime.options().getCoreOptions();
+        return leftToMaster(core, System.nanoTime() - at);
+    }
+
+    /**
+     * The rule of {@link #leftToMaster(List)} for an idle worker whose master last renewed its
+     * lease {@code sinceNanos} ago (as the acknowledgement arrived); the heartbeat benchmark's
+     * simulated workers follow it too.
+     */
+    public static boolean leftToMaster(CoreOptions core, long sinceNanos) {
+        long interval = core.getHeartbeatInterval().toNanos();
+        return core.getLivenessLease().toNanos() >= MASTER_RENEWAL_MIN_LEASE * interval
+                && sinceNanos <= MASTER_RENEWAL_WITHIN * interval;
+    }
+
     private void heartbeatOnce() {
         List<Attempt> held = attempts.running();
+        if (leftToMaster(held)) {
+            send(held);
+            return;
+        }
         List<TaskLease> leases = new ArrayList<>(held.size());
         for (Attempt a : held) {
             leases.add(a.getLease());

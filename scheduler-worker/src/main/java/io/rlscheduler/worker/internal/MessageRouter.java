@@ -6,6 +6,7 @@ import io.rlscheduler.protocol.CancelTask;
 import io.rlscheduler.protocol.ErrorCode;
 import io.rlscheduler.protocol.ErrorReply;
 import io.rlscheduler.protocol.ExecuteTask;
+import io.rlscheduler.protocol.HeartbeatAck;
 import io.rlscheduler.protocol.LogAck;
 import io.rlscheduler.protocol.MessageType;
 import org.slf4j.Logger;
@@ -22,11 +23,13 @@ public final class MessageRouter implements MasterLink.Listener {
     private final Attempts attempts;
     private final AttemptRunner runner;
     private final LogShipper shipper;
+    private final LeaseKeeper leases;
 
-    public MessageRouter(Attempts attempts, AttemptRunner runner, LogShipper shipper) {
+    public MessageRouter(Attempts attempts, AttemptRunner runner, LogShipper shipper, LeaseKeeper leases) {
         this.attempts = attempts;
         this.runner = runner;
         this.shipper = shipper;
+        this.leases = leases;
     }
 
     @Override
@@ -49,6 +52,10 @@ public final class MessageRouter implements MasterLink.Listener {
             if (a != null) {
                 shipper.acknowledged(a, ack);
                 forgetIfDelivered(a);
+            }
+        } else if (msg instanceof HeartbeatAck ack) {
+            if (ack.getLivenessRenewedUntilUnixMs() > 0) {
+                leases.renewedByMaster();
             }
         } else if (msg instanceof ErrorReply error) {
             onError(error);
