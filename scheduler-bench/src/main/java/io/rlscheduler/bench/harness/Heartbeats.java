@@ -244,6 +244,9 @@ public final class Heartbeats implements EndToEndBenchmark {
                 params.put("handled_per_s", Stats.round1(handled));
                 params.put("handling_ms", percentiles(sim.handlingTimes()));
                 params.put("redis_renewals_per_s", Stats.round1(window.renewedInWindow() / seconds));
+                // Renewals the master made for idle workers (their acknowledgements said so), and
+                // those the workers made themselves (redis_renewals_per_s).
+                params.put("master_renewals_per_s", Stats.round1(window.masterRenewedInWindow() / seconds));
                 params.put("redis_renewal_ms", percentiles(sim.renewalTimes()));
                 params.put("client_send_lateness_ms", percentiles(sim.tickLateness()));
                 Map<String, Object> masterFigures = new LinkedHashMap<>();
@@ -298,9 +301,11 @@ public final class Heartbeats implements EndToEndBenchmark {
                 params.put("machine", machine);
 
                 System.out.printf(Locale.ROOT, "# measured %.1f s: %,.0f heartbeats/s handled of %,.0f offered (%,.0f sent);"
-                                + " handling p50 %s ms, p99 %s ms, max %s ms; Redis renewal p99 %s ms%n", seconds, handled,
+                                + " handling p50 %s ms, p99 %s ms, max %s ms; renewals %,.0f/s by the master, %,.0f/s by"
+                                + " the workers themselves (p99 %s ms)%n", seconds, handled,
                         offered, window.sentInWindow() / seconds, figure(params, "handling_ms", "p50"),
                         figure(params, "handling_ms", "p99"), figure(params, "handling_ms", "max"),
+                        window.masterRenewedInWindow() / seconds, window.renewedInWindow() / seconds,
                         figure(params, "redis_renewal_ms", "p99"));
                 System.out.printf(Locale.ROOT, "# master: %.2f cores, heap peak %.0f MiB (after GC at most %.0f MiB), %d GCs"
                                 + " taking %d ms; Redis %.2f cores; clients' JVM %.2f cores%n", masterCores, heap.peak / MIB,

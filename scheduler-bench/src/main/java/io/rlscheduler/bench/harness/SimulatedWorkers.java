@@ -53,9 +53,11 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Each registers in Redis ({@link LeaseCore#register}: 64 CPU slots, 512 GiB, GPUs 0-3, no
  * labels), connects to the master over TCP through the real handshake ({@link HandshakeProof},
  * checking the master's proof, heartbeat interval and liveness lease, as {@code MasterLink} does),
- * and every interval renews its liveness in Redis ({@link LeaseCore#heartbeat}, no tasks) and sends
- * a {@code Heartbeat} frame of an idle 4-GPU machine (about 250 bytes), which the master answers
- * with a {@code HeartbeatAck}. Lighter than a real worker: all share one event-loop group of
+ * and every interval sends a {@code Heartbeat} frame of an idle 4-GPU machine (about 250 bytes),
+ * which the master answers with a {@code HeartbeatAck}; as a real idle worker does
+ * ({@code LeaseKeeper}), it renews its liveness in Redis itself ({@link LeaseCore#heartbeat}, no
+ * tasks) unless the acknowledgements say the master renews it for it, recently enough
+ * ({@code LeaseKeeper.leftToMaster}). Lighter than a real worker: all share one event-loop group of
  * {@code threads} threads and {@code redisConnections} pipelined Redis connections, and a worker
  * sends its frame without waiting for its renewal's answer. A worker's heartbeats run on its
  * channel's event loop, due at {@code anchor + (index / workers + k) * interval}: spread evenly
@@ -65,7 +67,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link #closeWindow()}): each heartbeat's handling time (frame written to acknowledgement read,
  * on the same event-loop thread, so including that thread's wait), each renewal's round trip, how
  * late each heartbeat left, and counts of everything sent, answered, lost or unexpected. A lease
- * lapse is detected exactly, by the Redis clock: each renewal answers the new liveness deadline,
+ * lapse is detected exactly, by the Redis clock: each renewal (the worker's own, or the master's
+ * as its acknowledgement reports it) answers the new liveness deadline,
  * so one made at or after the previous deadline shows the worker was DOWN in between, however
  * briefly.
  */
@@ -79,7 +82,7 @@ final class SimulatedWorkers implements AutoCloseable {
     record Counts(int connected, long sent, long acked, long sentInWindow, long ackedInWindow, long renewed,
                   long renewedInWindow, long renewalFailures, long renewalsInFlight, long unexpected, long disconnects,
                   long overdue, int lapsedWorkers, long longestLapseMillis, int lapsedInWindow,
-                  long longestLapseInWindowMillis, long problems) {
+                  long longestLapseInWindowMillis, long problems, long masterRenewed, long masterRenewedInWindow) {
 
         /** Returns the heartbeats sent and not (yet) acknowledged. */
         long unanswered() {
@@ -100,6 +103,7 @@ final class SimulatedWorkers implements AutoCloseable {
     private final long intervalNanos;
     private final long intervalMillis;
     private final long livenessMillis;
+    private final CoreOptions coreOptions;
     private final NettyTransport transport = NettyTransport.best();
     private final ProtocolOptions protocolOptions = ProtocolOptions.defaults();
     private final EventLoopGroup group;
@@ -125,6 +129,9 @@ final class SimulatedWorkers implements AutoCloseable {
     private final LongAdder renewed = new LongAdder();
     private final LongAdder renewedInWindow = new LongAdder();
     private final LongAdder renewalFailures = new LongAdder();
+    /** Renewals the master made for the workers (acknowledgements with a deadline), all and in the window. */
+    private final LongAdder masterRenewed = new LongAdder();
+    private final LongAdder masterRenewedInWindow = new LongAdder();
     private final AtomicLong renewalsInFlight = new AtomicLong();
     private final LongAdder unexpected = new LongAdder();
     private final LongAdder disconnects = new LongAdder();
@@ -159,6 +166,7 @@ final class SimulatedWorkers implements AutoCloseable {
         this.intervalMillis = core.getHeartbeatInterval().toMillis();
         this.intervalNanos = core.getHeartbeatInterval().toNanos();
         this.livenessMillis = core.getLivenessLease().toMillis();
+        this.coreOptions = core;
         int capacity = (int) Math.min(Integer.MAX_VALUE - 8, windowHeartbeats + windowHeartbeats / 4 + 1024);
         this.handling = new SampleRecorder(capacity);
         this.renewal = new SampleRecorder(capacity);
@@ -281,7 +289,7 @@ final class SimulatedWorkers implements AutoCloseable {
         return new Counts(connected.get(), sent.sum(), acked.sum(), sentInWindow.sum(), ackedInWindow.sum(), renewed.sum(),
                 renewedInWindow.sum(), renewalFailures.sum(), renewalsInFlight.get(), unexpected.sum(), disconnects.sum(),
                 overdue.sum(), lapsed.size(), longestLapseMillis.get(), lapsedInWindow.size(),
-                longestLapseInWindowMillis.get(), problemCount.get());
+                longestLapseInWindowMillis.get(), problemCount.get(), masterRenewed.sum(), masterRenewedInWindow.sum());
     }
 
     /** Returns the handling times (heartbeat written → acknowledgement read) of heartbeats sent in the window. */
@@ -355,6 +363,8 @@ final class SimulatedWorkers implements AutoCloseable {
         private long ticks;
         private ScheduledFuture<?> ticker;
         private long liveUntil; // guarded by this
+        /** When an acknowledgement last said the master renewed this worker's lease; 0: never. On the loop. */
+        private long masterRenewedAt;
 
         SimulatedWorker(int index, EventLoop loop, LeaseCore core) {
             super(MessageLite.class);
@@ -423,7 +433,10 @@ final class SimulatedWorkers implements AutoCloseable {
                 if (measured) {
                     lateness.add(Math.max(0, now - due));
                 }
-                renew(now, measured);
+                long byMaster = masterRenewedAt;
+                if (byMaster == 0 || !io.rlscheduler.worker.internal.LeaseKeeper.leftToMaster(coreOptions, now - byMaster)) {
+                    renew(now, measured);
+                }
                 if (channel != null && channel.isActive()) {
                     send(now, measured);
                 }
@@ -498,6 +511,14 @@ final class SimulatedWorkers implements AutoCloseable {
             long sentAt = ringSentNanos[slot];
             if (inWindow(sentAt)) {
                 handling.add(now - sentAt);
+            }
+            if (ack.getLivenessRenewedUntilUnixMs() > 0) {
+                masterRenewedAt = now;
+                masterRenewed.increment();
+                if (inWindow(sentAt)) {
+                    masterRenewedInWindow.increment();
+                }
+                liveUntil(ack.getLivenessRenewedUntilUnixMs(), inWindow(sentAt));
             }
             if (ack.getRevokedTasksCount() > 0) {
                 unexpected.increment();
