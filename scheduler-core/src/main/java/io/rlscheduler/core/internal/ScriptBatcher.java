@@ -23,8 +23,8 @@ import java.util.function.Function;
  * {@code maxBatch} per run, as soon as a run completes. Nothing waits on a timer, unless the
  * batcher was made with a linger: then a call waits up to that long for others to join it (or
  * until {@code maxBatch} calls wait), for calls that come one at a time, too far apart to meet in
- * the queue, and can afford the wait (the liveness renewals of idle workers); calls that came
- * while a run was out wait for the linger too, once it is back.
+ * the queue, and can afford the wait (the liveness renewals of idle workers). A call waits at
+ * most the linger or until a run that was out when the linger ended comes back, whichever is later.
  *
  * <p>The script decides each call on its own, exactly as if it came alone, and answers a JSON
  * array with one element per call, in order; each call's future completes with its element. If
@@ -127,6 +127,16 @@ public final class ScriptBatcher<T> {
         }
     }
 
+    /**
+     * A run ended: what waits goes now, but for calls whose linger is still running (a timer is
+     * scheduled for them, and sends them when it fires), unless a full batch waits.
+     */
+    private void afterRun() {
+        if (lingerNanos == 0 || !lingering.get() || waiting.get() >= maxBatch) {
+            dispatch();
+        }
+    }
+
     private void lingered() {
         lingering.set(false);
         dispatch();
@@ -183,7 +193,7 @@ public final class ScriptBatcher<T> {
                 complete(batch, text, error);
             } finally {
                 inFlight.decrementAndGet();
-                dispatchOrLinger();
+                afterRun();
             }
         });
     }

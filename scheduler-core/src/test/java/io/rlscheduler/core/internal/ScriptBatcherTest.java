@@ -74,6 +74,7 @@ class ScriptBatcherTest {
         Runs runs = new Runs();
         java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
         java.util.concurrent.CountDownLatch fired = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger flushes = new java.util.concurrent.atomic.AtomicInteger();
         // A linger that only the test's own latch ends: the flush runs when the test lets it.
         java.util.concurrent.ScheduledExecutorService gated = new java.util.concurrent.ScheduledThreadPoolExecutor(1) {
             @Override
@@ -85,6 +86,7 @@ class ScriptBatcherTest {
                         Thread.currentThread().interrupt();
                     }
                     command.run();
+                    flushes.incrementAndGet();
                 }, 0, unit);
             }
         };
@@ -105,8 +107,16 @@ class ScriptBatcherTest {
             fired.countDown();
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> runs.batches.size() == 2);
             assertThat(runs.batches.get(1)).containsExactly("d", "e");
+            // A linger that ends while a run is out: the run's end sends what waits at once.
+            CompletableFuture<JsonNode> f = batcher.call("f");
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> flushes.get() == 2);
+            assertThat(runs.batches).hasSize(2);
             runs.answer(1);
-            assertThat(List.of(d, e)).extracting(f -> f.join().asText()).containsExactly("D", "E");
+            assertThat(List.of(d, e)).extracting(x -> x.join().asText()).containsExactly("D", "E");
+            assertThat(runs.batches).hasSize(3);
+            assertThat(runs.batches.get(2)).containsExactly("f");
+            runs.answer(2);
+            assertThat(f.join().asText()).isEqualTo("F");
             assertThat(batcher.queued()).isZero();
         } finally {
             fired.countDown();
