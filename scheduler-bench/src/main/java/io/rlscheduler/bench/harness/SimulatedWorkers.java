@@ -513,7 +513,9 @@ final class SimulatedWorkers implements AutoCloseable {
                 handling.add(now - sentAt);
             }
             if (ack.getLivenessRenewedUntilUnixMs() > 0) {
-                masterRenewedAt = now;
+                if (masterRenewedAt == 0 || sentAt - masterRenewedAt > 0) {
+                    masterRenewedAt = sentAt; // as LeaseKeeper dates it: from the heartbeat's send
+                }
                 masterRenewed.increment();
                 if (inWindow(sentAt)) {
                     masterRenewedInWindow.increment();

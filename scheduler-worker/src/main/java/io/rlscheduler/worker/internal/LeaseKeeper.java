@@ -58,8 +58,15 @@ public final class LeaseKeeper {
      * to the master; with a shorter one it renews every time itself.
      */
     public static final int MASTER_RENEWAL_MIN_LEASE = 3;
-    /** {@link System#nanoTime()} when an acknowledgement last said the master renewed the lease; 0: never. */
+    /**
+     * {@link System#nanoTime()} when the newest heartbeat the master renewed the lease for was sent;
+     * 0: never. Written under {@link #sent}'s lock.
+     */
     private volatile long masterRenewedAt;
+    /** The sequences and send times of the last heartbeats sent (by sequence modulo the size); guarded by itself. */
+    private static final int SENT_SLOTS = 8;
+    private final long[] sent = new long[SENT_SLOTS];
+    private final long[] sentAt = new long[SENT_SLOTS];
     /** Whether a registration found this worker id revoked; touched on the timer thread only. */
     private boolean revoked;
 
@@ -104,17 +111,25 @@ public final class LeaseKeeper {
     }
 
     /**
-     * The master renewed this worker's liveness lease in Redis (the acknowledgement of a heartbeat
-     * that named no attempt said so). On the link's event loop.
+     * The master renewed this worker's liveness lease in Redis for the heartbeat of this sequence
+     * (its acknowledgement said so). The renewal is dated from when that heartbeat was sent, not
+     * from when the acknowledgement came: Redis ran it after the heartbeat left, however late the
+     * answer. On the link's event loop.
      */
-    public void renewedByMaster() {
-        masterRenewedAt = System.nanoTime();
+    public void renewedByMaster(long heartbeatSequence) {
+        synchronized (sent) {
+            int slot = (int) (heartbeatSequence & (SENT_SLOTS - 1));
+            if (sent[slot] == heartbeatSequence && (masterRenewedAt == 0 || sentAt[slot] - masterRenewedAt > 0)) {
+                masterRenewedAt = sentAt[slot];
+            }
+        }
     }
 
     /**
      * Whether the liveness lease may be left to the master this time: the worker runs nothing, the
-     * lease spans at least {@link #MASTER_RENEWAL_MIN_LEASE} intervals, and an acknowledgement said
-     * the master renewed it within the last {@link #MASTER_RENEWAL_WITHIN} intervals.
+     * master renews with a lease no shorter than this worker's (as it announced), the lease spans at
+     * least {@link #MASTER_RENEWAL_MIN_LEASE} intervals, and the master renewed it for a heartbeat
+     * sent within the last {@link #MASTER_RENEWAL_WITHIN} intervals.
      */
     private boolean leftToMaster(List<Attempt> held) {
         long at = masterRenewedAt;
@@ -122,13 +137,16 @@ public final class LeaseKeeper {
             return false;
         }
         CoreOptions core = runtime.options().getCoreOptions();
+        if (runtime.link().masterLivenessLeaseMillis() < core.getLivenessLease().toMillis()) {
+            return false;
+        }
         return leftToMaster(core, System.nanoTime() - at);
     }
 
     /**
-     * The rule of {@link #leftToMaster(List)} for an idle worker whose master last renewed its
-     * lease {@code sinceNanos} ago (as the acknowledgement arrived); the heartbeat benchmark's
-     * simulated workers follow it too.
+     * The rule of {@link #leftToMaster(List)} for an idle worker whose master renewed its lease for
+     * a heartbeat sent {@code sinceNanos} ago; the heartbeat benchmark's simulated workers follow
+     * it too.
      */
     public static boolean leftToMaster(CoreOptions core, long sinceNanos) {
         long interval = core.getHeartbeatInterval().toNanos();
@@ -231,8 +249,14 @@ public final class LeaseKeeper {
         if (channel == null) {
             return;
         }
+        long seq = sequence.incrementAndGet();
+        synchronized (sent) {
+            int slot = (int) (seq & (SENT_SLOTS - 1));
+            sent[slot] = seq;
+            sentAt[slot] = System.nanoTime();
+        }
         Heartbeat.Builder hb = Heartbeat.newBuilder().setWorkerId(runtime.workerId()).setSessionId(runtime.sessionId())
-                .setSequence(sequence.incrementAndGet()).setSentAtUnixMs(System.currentTimeMillis())
+                .setSequence(seq).setSentAtUnixMs(System.currentTimeMillis())
                 .setResources(probe.sample(runtime.options().getCpuSlots()));
         for (Attempt a : held) {
             hb.addRunningTasks(RunningTask.newBuilder().setTaskId(a.getLease().getTaskId()).setEpoch(a.getLease().getEpoch())

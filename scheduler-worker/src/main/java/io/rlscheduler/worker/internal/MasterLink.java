@@ -92,6 +92,8 @@ public final class MasterLink {
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger next = new AtomicInteger();
     private volatile Channel ready;
+    /** The liveness lease the connected master announced (ms), which it renews idle workers' with; 0 before one did. */
+    private volatile long masterLivenessLeaseMillis;
     private volatile boolean stopped;
     private volatile String lastRejection = "";
     /** The leader a standby named; tried before the configured list until a connection to it fails. */
@@ -140,6 +142,14 @@ public final class MasterLink {
     /** Returns the authenticated channel, or null while not connected. */
     public Channel readyChannel() {
         return ready;
+    }
+
+    /**
+     * Returns the liveness lease the master last connected to announced in its {@code HelloAccepted}
+     * (ms): the lease it renews this worker's with when it renews it; 0 before any accepted.
+     */
+    public long masterLivenessLeaseMillis() {
+        return masterLivenessLeaseMillis;
     }
 
     /** Writes and flushes {@code message} on the authenticated channel; drops it while not connected. */
@@ -338,6 +348,7 @@ public final class MasterLink {
                 scheduleSilenceCheck(ctx);
                 failures.set(0);
                 lastRejection = "";
+                masterLivenessLeaseMillis = accept.getLivenessLeaseMs();
                 ready = ctx.channel();
                 log.info("worker {} connected to master {} at {}", workerId, accept.getMasterId(), address);
                 listener.onReady(ctx.channel(), accept.getMasterId());

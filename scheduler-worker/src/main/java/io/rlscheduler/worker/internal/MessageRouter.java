@@ -55,7 +55,7 @@ public final class MessageRouter implements MasterLink.Listener {
             }
         } else if (msg instanceof HeartbeatAck ack) {
             if (ack.getLivenessRenewedUntilUnixMs() > 0) {
-                leases.renewedByMaster();
+                leases.renewedByMaster(ack.getSequence());
             }
         } else if (msg instanceof ErrorReply error) {
             onError(error);
