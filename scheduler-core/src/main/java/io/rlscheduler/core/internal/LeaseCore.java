@@ -966,6 +966,7 @@ public final class LeaseCore implements AutoCloseable {
     /** Closes the core's Redis connections. Idempotent. Subscriptions are closed separately. */
     @Override
     public void close() {
+        renewals.close();
         connection.close();
         leadershipConnection.close();
     }

@@ -55,6 +55,9 @@ public final class ScriptBatcher<T> {
     private final ScheduledExecutorService timer;
     /** Whether a lingering flush is scheduled. */
     private final AtomicBoolean lingering = new AtomicBoolean();
+    /** Whether a linger ended while the runs in flight kept its calls from going: the next run's end sends them. */
+    private final AtomicBoolean overdue = new AtomicBoolean();
+    private volatile boolean closed;
 
     /**
      * @param name        the script's name, for error messages
@@ -106,7 +109,15 @@ public final class ScriptBatcher<T> {
      */
     public CompletableFuture<JsonNode> call(T args) {
         CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+        if (closed) {
+            answer.completeExceptionally(closedError());
+            return answer;
+        }
         queue.add(new Call<>(Objects.requireNonNull(args, "args"), answer));
+        if (closed) {
+            failWaiting();
+            return answer;
+        }
         waiting.incrementAndGet();
         dispatchOrLinger();
         return answer;
@@ -132,14 +143,37 @@ public final class ScriptBatcher<T> {
      * scheduled for them, and sends them when it fires), unless a full batch waits.
      */
     private void afterRun() {
-        if (lingerNanos == 0 || !lingering.get() || waiting.get() >= maxBatch) {
+        if (lingerNanos == 0 || !lingering.get() || overdue.get() || waiting.get() >= maxBatch) {
             dispatch();
         }
     }
 
     private void lingered() {
         lingering.set(false);
+        overdue.set(true);
         dispatch();
+    }
+
+    /**
+     * Fails every call still waiting, and every later one, with an {@link IllegalStateException}:
+     * for the core's close, so that no call waits for a timer that will never fire. Runs already
+     * sent complete as their connection answers them.
+     */
+    public void close() {
+        closed = true;
+        failWaiting();
+    }
+
+    private void failWaiting() {
+        Call<T> c;
+        while ((c = queue.poll()) != null) {
+            waiting.decrementAndGet();
+            c.answer().completeExceptionally(closedError());
+        }
+    }
+
+    private IllegalStateException closedError() {
+        return new IllegalStateException("script " + name + ": the core is closed");
     }
 
     /** Returns how many runs are outstanding (sent, not yet answered). */
@@ -167,6 +201,9 @@ public final class ScriptBatcher<T> {
             while (batch.size() < maxBatch && (c = queue.poll()) != null) {
                 waiting.decrementAndGet();
                 batch.add(c);
+            }
+            if (queue.isEmpty()) {
+                overdue.set(false);
             }
             if (batch.isEmpty()) {
                 // Another thread took the queue between the check and the poll.

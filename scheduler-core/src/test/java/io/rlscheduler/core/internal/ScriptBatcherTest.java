@@ -126,6 +126,28 @@ class ScriptBatcherTest {
     }
 
     @Test
+    void closingFailsTheCallsThatWaitAndEveryLaterOne() {
+        Runs runs = new Runs();
+        java.util.concurrent.ScheduledExecutorService never = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            // A linger that never ends within the test: the calls wait until the close.
+            ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 10, 1, runs::run, ScriptBatcherTest::parse,
+                    java.util.concurrent.TimeUnit.HOURS.toNanos(1), never);
+            CompletableFuture<JsonNode> a = batcher.call("a");
+            CompletableFuture<JsonNode> b = batcher.call("b");
+            batcher.close();
+            assertThat(runs.batches).isEmpty();
+            for (CompletableFuture<JsonNode> f : List.of(a, b, batcher.call("c"))) {
+                assertThatThrownBy(f::join).isInstanceOf(CompletionException.class)
+                        .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            }
+            assertThat(batcher.queued()).isZero();
+        } finally {
+            never.shutdownNow();
+        }
+    }
+
+    @Test
     void upToMaxInFlightRunsGoWithoutWaiting() {
         Runs runs = new Runs();
         ScriptBatcher<String> batcher = new ScriptBatcher<>("t", 10, 2, runs::run, ScriptBatcherTest::parse);
