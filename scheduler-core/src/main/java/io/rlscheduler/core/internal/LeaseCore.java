@@ -91,7 +91,9 @@ public final class LeaseCore implements AutoCloseable {
     static final int WRITE_RUNS_IN_FLIGHT = 2;
     /**
      * The most liveness renewals of idle workers one run of the bare {@code renew} script carries:
-     * a renewal costs a few microseconds of that run, so even a full run holds Redis briefly.
+     * a renewal costs a few microseconds of that run, so even a full run holds Redis briefly. Well
+     * under the script's own limit: it passes two values a renewal to one command through Lua's
+     * {@code unpack}, which takes about 8,000 at most.
      */
     static final int RENEW_BATCH = 256;
     /**

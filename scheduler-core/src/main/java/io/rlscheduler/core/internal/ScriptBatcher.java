@@ -183,7 +183,7 @@ public final class ScriptBatcher<T> {
 
     /** Returns how many calls wait for a run (for tests and diagnostics). */
     public int queued() {
-        return waiting.get();
+        return Math.max(0, waiting.get()); // counted just after the queue changes: -1 for a moment
     }
 
     private void dispatch() {
