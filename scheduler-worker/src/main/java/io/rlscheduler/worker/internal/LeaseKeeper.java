@@ -27,9 +27,7 @@ import org.slf4j.LoggerFactory;
  * it (the acknowledgement of its last heartbeat says so, {@link #renewedByMaster}), it leaves the
  * liveness to the master, which renews many idle workers' in one script run, and renews it itself
  * again at the first heartbeat after one the master did not renew ({@link #leftToMaster}). It
- * passes each renewal on to the attempt's
- * execution as a
- * keepalive; stops the attempts whose lease Redis revoked or whose task a caller cancelled; stops
+ * passes each renewal on to the attempt's execution as a keepalive; stops the attempts whose lease Redis revoked or whose task a caller cancelled; stops
  * every attempt whose lease it could not renew for {@link #fenceAfter} (self-fencing, before the
  * lease can expire and the task run elsewhere); and sends the master a heartbeat naming the
  * attempts it holds. Runs on the worker's timer thread.
