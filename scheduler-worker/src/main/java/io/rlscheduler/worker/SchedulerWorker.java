@@ -274,7 +274,8 @@ public final class SchedulerWorker implements AutoCloseable {
             log.info("worker {}: artifact store {}", options.getWorkerId(), store.getUri());
         }
         return new WorkerArtifacts(core, options.getWorkerId(), sessionId, store, userStore == null, a,
-                options.getStateDirectory().resolve("snapshots"));
+                options.getStateDirectory().resolve("snapshots"),
+                LeaseKeeper.fenceAfter(options.getCoreOptions(), options.getKillGrace()));
     }
 
     private List<Integer> detectGpus() {

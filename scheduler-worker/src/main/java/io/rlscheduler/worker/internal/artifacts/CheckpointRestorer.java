@@ -20,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.AbstractMap;
@@ -46,19 +47,26 @@ import org.slf4j.LoggerFactory;
 public final class CheckpointRestorer {
 
     private static final Logger log = LoggerFactory.getLogger(CheckpointRestorer.class);
-    /** Tries of one checkpoint while the store is unreachable before it counts as unavailable. */
-    private static final int TRIES = 3;
-
     private final LeaseCore core;
     private final String workerId;
     private final String sessionId;
     private final ArtifactTransfers transfers;
+    private final long patienceNanos;
 
-    public CheckpointRestorer(LeaseCore core, String workerId, String sessionId, ArtifactTransfers transfers) {
+    /**
+     * @param patience how long one restore keeps retrying while Redis or the store cannot be
+     *                 read before it gives up on what it could not read: long enough to outlast a
+     *                 Redis restart. The worker passes how long an attempt may go without a lease
+     *                 renewal ({@code LeaseKeeper.fenceAfter}): with Redis down longer than that,
+     *                 the attempt is stopped anyway.
+     */
+    public CheckpointRestorer(LeaseCore core, String workerId, String sessionId, ArtifactTransfers transfers,
+                              Duration patience) {
         this.core = core;
         this.workerId = workerId;
         this.sessionId = sessionId;
         this.transfers = transfers;
+        this.patienceNanos = patience.toNanos();
     }
 
     /** The checkpoint could not be used; the message says why. */
@@ -79,17 +87,17 @@ public final class CheckpointRestorer {
      */
     public String restore(TaskLease lease, int attempt, Path dir, Consumer<String> say) throws InterruptedException {
         String task = lease.getTaskId();
+        long deadline = System.nanoTime() + patienceNanos;
         List<CheckpointEntry> committed = null;
         for (int tryNo = 1; committed == null; tryNo++) {
             try {
                 committed = core.artifacts().committed(task).get(30, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                if (tryNo >= TRIES) {
+                if (!pause(tryNo, deadline)) {
                     say.accept("rl-scheduler: cannot read the task's committed checkpoints (" + e.getMessage()
                             + "); starting with the checkpoint directory as it is");
                     return null;
                 }
-                Thread.sleep(transfers.backoff(tryNo).toMillis()); // a retry's pacing on this attempt's own launch thread
             }
         }
         transfers.run(() -> collect(lease));
@@ -103,7 +111,7 @@ public final class CheckpointRestorer {
         ArrayNode skipped = Json.mapper().createArrayNode();
         for (CheckpointEntry entry : committed) {
             try {
-                int fetched = restoreOne(task, entry, dir);
+                int fetched = restoreOne(task, entry, dir, deadline);
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
                 say.accept("rl-scheduler: resuming from checkpoint " + entry.id() + " (attempt " + entry.attempt()
                         + " on " + entry.workerId() + ": " + entry.files() + " files, " + entry.bytes() + " bytes; "
@@ -169,17 +177,26 @@ public final class CheckpointRestorer {
     }
 
     /** Makes dir hold exactly the entry's files; returns how many were fetched (the others were already there). */
-    private int restoreOne(String task, CheckpointEntry entry, Path dir) throws Unusable, InterruptedException {
+    private int restoreOne(String task, CheckpointEntry entry, Path dir, long deadline) throws Unusable, InterruptedException {
         for (int tryNo = 1; ; tryNo++) {
             try {
                 return fetch(task, entry, dir);
             } catch (StoreUnavailableException e) {
-                if (tryNo >= TRIES) {
+                if (!pause(tryNo, deadline)) {
                     throw new Unusable("the store is unreachable: " + e.getMessage());
                 }
-                Thread.sleep(transfers.backoff(tryNo).toMillis()); // a retry's pacing on this attempt's own launch thread
             }
         }
+    }
+
+    /** Waits before the next try (on this attempt's own launch thread); false when the restore's patience has run out. */
+    private boolean pause(int failures, long deadline) throws InterruptedException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
+        TimeUnit.NANOSECONDS.sleep(Math.min(transfers.backoff(failures).toNanos(), left));
+        return true;
     }
 
     private int fetch(String task, CheckpointEntry entry, Path dir) throws Unusable, InterruptedException {
