@@ -13,6 +13,7 @@ import io.rlscheduler.core.internal.Assignment;
 import io.rlscheduler.core.internal.LeaseCore;
 import io.rlscheduler.core.internal.TaskDefinition;
 import io.rlscheduler.core.internal.WorkerRegistration;
+import io.rlscheduler.core.internal.WorkerSession;
 import io.rlscheduler.protocol.Heartbeat;
 import io.rlscheduler.protocol.HeartbeatAck;
 import io.rlscheduler.protocol.NettyTransport;
@@ -150,8 +151,11 @@ class IdleRenewalIT {
         // Holds a reservation in Redis but names no task: the full heartbeat, which repairs
         // reservations against what the worker reports, is the worker's own, not the master's.
         RawWorker holder = worker("holder");
-        core.submit(TaskDefinition.builder("t-held").build()).join();
-        Assignment a = core.claim("holder", "holder-session", 1, "claim-holder").join().getAssignments().get(0);
+        // Submitted and claimed in one script run: the master's own dispatch round, which the
+        // submission's event starts, would otherwise race this claim for the task.
+        Assignment a = core.submitAndClaim(TaskDefinition.builder("t-held").build(),
+                List.of(new WorkerSession("holder", "holder-session")), 1, "claim-holder", null)
+                .join().getClaims().get(0).getAssignments().get(0);
         core.acknowledge(new TaskLease(a.getTaskId(), a.getEpoch()), "holder", "holder-session").join();
         long holderBefore = liveness("holder");
         holder.send(idle("holder", 1));
