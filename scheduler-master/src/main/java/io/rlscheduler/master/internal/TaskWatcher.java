@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -31,8 +32,10 @@ import org.slf4j.LoggerFactory;
  * log manager's patience). The leader does so at once; a master that does not lead (the workers
  * send their lines to the leader, and a log directory may be shared) twice the task lease later,
  * when the leader's end is in a shared file. An end nobody recorded for the worker (the reaper,
- * a cancel while its worker was gone) ends the log at once, marked incomplete
- * ({@link TaskLogManager#abandon}).
+ * a cancel while its worker was gone) ends the log marked incomplete
+ * ({@link TaskLogManager#abandon}), at once on the leader and as late on the others: two masters
+ * sharing a directory never both append an end each found missing. A master that does not lead
+ * reads the files its followers follow again when the leader changed them, every sweep.
  * A master that did not see an end (it started later, the event was trimmed, its cached state
  * was dropped) learns it from the task's record when a follower comes or after a gap.
  */
@@ -60,7 +63,8 @@ public final class TaskWatcher implements AutoCloseable {
      */
     private final java.util.LinkedHashMap<String, DeferredEnd> deferred = new java.util.LinkedHashMap<>();
 
-    private record DeferredEnd(long dueNanos, long epoch, long lines, TaskState state) {
+    /** An end to write later: completed at {@code lines}, or abandoned with {@code reason} where lines is -1. */
+    private record DeferredEnd(long dueNanos, long epoch, long lines, TaskState state, String reason) {
     }
     private EventSubscription subscription;
     private final java.util.concurrent.atomic.AtomicLong gaps = new java.util.concurrent.atomic.AtomicLong();
@@ -92,15 +96,18 @@ public final class TaskWatcher implements AutoCloseable {
 
     /** Starts following new events. */
     public void start() {
-        timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
         subscription = core.subscribe("$", this::onEvent);
     }
 
     /** Re-reads the tasks whose re-read after a gap failed. */
     private void sweep() {
+        if (!leading.getAsBoolean()) {
+            logs.catchUpFollowers(); // the leader writes the logs: its lines and ends reach the followers here
+        }
         for (Map.Entry<String, DeferredEnd> due : dueEnds()) {
             DeferredEnd end = due.getValue();
-            logs.complete(due.getKey(), end.epoch(), end.lines(), end.state());
+            writeEnd(due.getKey(), end.lines(), end.epoch(), end.state(), end.reason());
         }
         for (String taskId : resultRechecks) {
             if (resultRechecks.remove(taskId)) {
@@ -131,15 +138,52 @@ public final class TaskWatcher implements AutoCloseable {
         return due;
     }
 
-    /** The end its worker recorded, from its event: the leader ends the log now, another master later. */
-    private void endRecorded(String taskId, long epoch, long lines, TaskState state) {
+    /**
+     * The end its worker recorded: the leader ends the log now, another master later.
+     *
+     * @param endedAtMillis when the task ended (wall clock), or 0 for just now (its event)
+     */
+    private void endRecorded(String taskId, long epoch, long lines, TaskState state, long endedAtMillis) {
+        endLog(taskId, epoch, lines, state, null, endedAtMillis);
+    }
+
+    /** An end nobody recorded for the worker: the leader abandons the log now, another master later. */
+    private void endUnrecorded(String taskId, long epoch, TaskState state, String reason, long endedAtMillis) {
+        endLog(taskId, epoch, -1, state, reason, endedAtMillis);
+    }
+
+    /**
+     * Ends the log now on the leader; on any other master only once twice the task lease has
+     * passed since the end (by then the leader's end is in a shared file, and this one is then
+     * not written), so two masters never both append an end they each found missing.
+     */
+    private void endLog(String taskId, long epoch, long lines, TaskState state, String reason, long endedAtMillis) {
         if (leading.getAsBoolean()) {
-            logs.complete(taskId, epoch, lines, state);
+            writeEnd(taskId, lines, epoch, state, reason);
+            return;
+        }
+        long since = endedAtMillis <= 0 ? 0 : Math.max(0, System.currentTimeMillis() - endedAtMillis);
+        long wait = deferNanos - TimeUnit.MILLISECONDS.toNanos(since);
+        if (wait <= 0) {
+            writeEnd(taskId, lines, epoch, state, reason); // long over: the leader's end, if any, is in the file
             return;
         }
         synchronized (deferred) {
+            DeferredEnd waiting = deferred.get(taskId);
+            if (waiting != null && waiting.epoch() == epoch) {
+                return; // heard again (a follower came, a gap): its time stays as first set
+            }
             deferred.remove(taskId);
-            deferred.put(taskId, new DeferredEnd(System.nanoTime() + deferNanos, epoch, lines, state));
+            // Due at the latest then: one due earlier than an older entry waits for it (dueEnds keeps order).
+            deferred.put(taskId, new DeferredEnd(System.nanoTime() + wait, epoch, lines, state, reason));
+        }
+    }
+
+    private void writeEnd(String taskId, long lines, long epoch, TaskState state, String reason) {
+        if (lines >= 0) {
+            logs.complete(taskId, epoch, lines, state);
+        } else {
+            logs.abandon(taskId, state, reason);
         }
     }
 
@@ -232,7 +276,9 @@ public final class TaskWatcher implements AutoCloseable {
     /**
      * A task that may have ended without this master hearing of it: ends its log from the record
      * as the end's event would have. A record that names the line its last attempt's log ends at
-     * (its worker recorded the end) completes the log once it holds that line; one that does not
+     * (its worker recorded the end) completes the log once it holds that line, at once on the
+     * leader and, as from the event, later on a master that does not lead (the leader writes
+     * that end into a shared file meanwhile, and its followers here get it from there); one that does not
      * ends a log that still waits for the attempt's end, marked incomplete. A task with no log
      * here whose record says no line was printed needs nothing: its followers end from the record.
      */
@@ -242,12 +288,12 @@ public final class TaskWatcher implements AutoCloseable {
             return;
         }
         if (task.getLogLines() >= 0) {
-            logs.complete(taskId, task.getEpoch(), task.getLogLines(), task.getState());
+            endRecorded(taskId, task.getEpoch(), task.getLogLines(), task.getState(), task.getUpdatedAtMillis());
             return;
         }
         logs.awaitsEnd(taskId).thenAccept(awaiting -> {
             if (awaiting == TaskLogManager.Awaiting.ATTEMPT_END) {
-                logs.abandon(taskId, task.getState(), reason);
+                endUnrecorded(taskId, task.getEpoch(), task.getState(), reason, task.getUpdatedAtMillis());
             }
         });
     }
@@ -292,9 +338,9 @@ public final class TaskWatcher implements AutoCloseable {
             if (to != null && to.isTerminal()) {
                 String taskId = event.getTaskId();
                 if (via == TaskEvent.Via.WORKER && event.getLogLines() >= 0) {
-                    endRecorded(taskId, event.getEpoch(), event.getLogLines(), to);
+                    endRecorded(taskId, event.getEpoch(), event.getLogLines(), to, 0);
                 } else {
-                    logs.abandon(taskId, to, event.getReason());
+                    endUnrecorded(taskId, event.getEpoch(), to, event.getReason(), 0);
                 }
                 if (waiting.containsKey(taskId)) {
                     recheckResult(taskId);
