@@ -185,7 +185,8 @@ public final class AttemptRunner {
     private void resume(Attempt attempt, Path checkpointDir) throws InterruptedException {
         Consumer<String> say = line -> output(attempt, LogStream.LOG_STREAM_STDERR, LineBlock.of(line));
         int number = attempt.getTask().getAttempt();
-        String restored = artifacts.restorer().restore(attempt.getLease(), number, checkpointDir, say);
+        String restored = artifacts.restorer().restore(attempt.getLease(), number, checkpointDir, say,
+                () -> attempt.getRequestedStop() != StopReason.NONE);
         io.rlscheduler.protocol.CheckpointPolicy policy = attempt.getTask().getCheckpoints();
         attempt.setCheckpoints(artifacts.committer().open(attempt.getLease(), number, checkpointDir, restored, say,
                 policy.getKeep(), policy.getMaxBytes()));

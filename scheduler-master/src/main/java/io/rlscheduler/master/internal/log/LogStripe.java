@@ -201,38 +201,6 @@ final class LogStripe {
         return result;
     }
 
-    /**
-     * For each task with followers here whose file another master sharing the directory has
-     * changed (the leader, when this master does not lead): reads the file again, so the
-     * followers get the lines and the end written there. One fstat per followed task.
-     */
-    void catchUpFollowers() {
-        try {
-            executor.execute(() -> {
-                List<TaskLogState> followed = new ArrayList<>();
-                for (TaskLogState st : states.values()) {
-                    if (!st.followers.isEmpty()) {
-                        followed.add(st);
-                    }
-                }
-                for (TaskLogState st : followed) {
-                    try {
-                        if (st.needsRecovery || changedOutside(st)) {
-                            files.close(st);
-                            LogRecovery.recover(st);
-                        }
-                    } catch (IOException e) {
-                        st.needsRecovery = true;
-                        log.warn("task {}: cannot read its log file {} again for its followers: {}", st.taskId, st.path,
-                                e.toString());
-                    }
-                }
-            });
-        } catch (RejectedExecutionException closing) {
-            // closing: the followers are ended by the close
-        }
-    }
-
     /** Returns the operations queued, not yet begun. */
     int backlog() {
         return executor.getQueue().size();

@@ -146,13 +146,6 @@ final class LogStripes {
         });
     }
 
-    /** Has every stripe read again the files of followed tasks that another master changed ({@link LogStripe#catchUpFollowers}). */
-    void catchUpFollowers() {
-        for (LogStripe stripe : stripes) {
-            stripe.catchUpFollowers();
-        }
-    }
-
     /** Returns the operations queued on the I/O threads, not yet begun. */
     int writeBacklog() {
         int queued = 0;

@@ -538,18 +538,6 @@ public final class TaskLogManager implements AutoCloseable {
         return stripes.unended();
     }
 
-    /**
-     * Reads again the files of the tasks followed here that another master sharing the directory
-     * wrote to since this manager last touched them, so their followers get those lines and that
-     * end: a master that does not lead (the workers send their lines to the leader) asks this
-     * periodically. One fstat per followed task; returns at once.
-     */
-    public void catchUpFollowers() {
-        if (!stripes.isClosed()) {
-            stripes.catchUpFollowers();
-        }
-    }
-
     /** What a task's log waits for, from {@link #awaitsEnd}. */
     public enum Awaiting {
         /** Nothing: its attempt ended, or a completion waits for its last lines. */

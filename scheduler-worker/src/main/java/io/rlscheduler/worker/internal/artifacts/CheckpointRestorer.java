@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,18 +82,27 @@ public final class CheckpointRestorer {
     /**
      * Restores the latest usable committed checkpoint into {@code dir}. Blocks (a task thread).
      *
-     * @param say writes a line into the task's log
+     * @param say      writes a line into the task's log
+     * @param stopping  whether the attempt was asked to stop meanwhile (cancelled, fenced, the worker
+     *                  stopping): retries end then, and the directory is left as it is
      * @return the fingerprint of the directory as left (see {@link Snapshot#fingerprint}), or null
-     *         when nothing was committed
+     *         when nothing was committed, or nothing could be read
      */
-    public String restore(TaskLease lease, int attempt, Path dir, Consumer<String> say) throws InterruptedException {
+    public String restore(TaskLease lease, int attempt, Path dir, Consumer<String> say, BooleanSupplier stopping)
+            throws InterruptedException {
         String task = lease.getTaskId();
         long deadline = System.nanoTime() + patienceNanos;
         List<CheckpointEntry> committed = null;
         for (int tryNo = 1; committed == null; tryNo++) {
             try {
-                committed = core.artifacts().committed(task).get(30, TimeUnit.SECONDS);
+                long left = Math.max(1, deadline - System.nanoTime());
+                committed = core.artifacts().committed(task).get(Math.min(left, TimeUnit.SECONDS.toNanos(30)),
+                        TimeUnit.NANOSECONDS);
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                if (stopping.getAsBoolean()) {
+                    say.accept("rl-scheduler: the attempt is stopping; its checkpoint is not restored");
+                    return null;
+                }
                 if (!pause(tryNo, deadline)) {
                     say.accept("rl-scheduler: cannot read the task's committed checkpoints (" + e.getMessage()
                             + "); starting with the checkpoint directory as it is");
@@ -108,10 +118,12 @@ public final class CheckpointRestorer {
             return null;
         }
         long started = System.nanoTime();
+        // The store has a patience of its own: an outage of Redis just now must not leave it none.
+        long storeDeadline = started + patienceNanos;
         ArrayNode skipped = Json.mapper().createArrayNode();
         for (CheckpointEntry entry : committed) {
             try {
-                int fetched = restoreOne(task, entry, dir, deadline);
+                int fetched = restoreOne(task, entry, dir, storeDeadline, stopping);
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
                 say.accept("rl-scheduler: resuming from checkpoint " + entry.id() + " (attempt " + entry.attempt()
                         + " on " + entry.workerId() + ": " + entry.files() + " files, " + entry.bytes() + " bytes; "
@@ -177,12 +189,13 @@ public final class CheckpointRestorer {
     }
 
     /** Makes dir hold exactly the entry's files; returns how many were fetched (the others were already there). */
-    private int restoreOne(String task, CheckpointEntry entry, Path dir, long deadline) throws Unusable, InterruptedException {
+    private int restoreOne(String task, CheckpointEntry entry, Path dir, long deadline, BooleanSupplier stopping)
+            throws Unusable, InterruptedException {
         for (int tryNo = 1; ; tryNo++) {
             try {
                 return fetch(task, entry, dir);
             } catch (StoreUnavailableException e) {
-                if (!pause(tryNo, deadline)) {
+                if (stopping.getAsBoolean() || !pause(tryNo, deadline)) {
                     throw new Unusable("the store is unreachable: " + e.getMessage());
                 }
             }

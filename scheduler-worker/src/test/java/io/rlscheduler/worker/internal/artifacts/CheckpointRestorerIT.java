@@ -94,7 +94,7 @@ class CheckpointRestorerIT {
         redis.server().kill();
         CompletableFuture<String> restored = CompletableFuture.supplyAsync(() -> {
             try {
-                return restorer.restore(lease, 2, resumeInto, said::add);
+                return restorer.restore(lease, 2, resumeInto, said::add, () -> false);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -119,7 +119,7 @@ class CheckpointRestorerIT {
 
         redis.server().kill();
         long started = System.nanoTime();
-        String fingerprint = restorer.restore(lease, 2, resumeInto, said::add);
+        String fingerprint = restorer.restore(lease, 2, resumeInto, said::add, () -> false);
         Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(fingerprint).isNull();
@@ -130,6 +130,28 @@ class CheckpointRestorerIT {
         try (var files = Files.list(resumeInto)) {
             assertThat(files.map(p -> p.getFileName().toString())).containsExactly("local.txt");
         }
+    }
+
+    @Test
+    void anAttemptAskedToStopWhileRedisIsDownStopsWaitingAtOnce() throws Exception {
+        TaskLease lease = runningWithACheckpoint();
+        CheckpointRestorer restorer = new CheckpointRestorer(core, "w2", "s2", transfers, Duration.ofSeconds(60));
+        Path resumeInto = Files.createDirectories(dir.resolve("second-machine/checkpoints"));
+        List<String> said = new CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
+
+        redis.server().kill();
+        CompletableFuture<String> restored = CompletableFuture.supplyAsync(() -> {
+            try {
+                return restorer.restore(lease, 2, resumeInto, said::add, stopping::get);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> !restored.isDone());
+        stopping.set(true); // cancelled, fenced, or the worker stopping
+        assertThat(restored.get(5, TimeUnit.SECONDS)).isNull();
+        assertThat(said).singleElement().asString().isEqualTo("rl-scheduler: the attempt is stopping; its checkpoint is not restored");
     }
 
     private static <T> T join(CompletableFuture<T> f) {
