@@ -34,8 +34,7 @@ import org.slf4j.LoggerFactory;
  * when the leader's end is in a shared file. An end nobody recorded for the worker (the reaper,
  * a cancel while its worker was gone) ends the log marked incomplete
  * ({@link TaskLogManager#abandon}), at once on the leader and as late on the others: two masters
- * sharing a directory never both append an end each found missing. A master that does not lead
- * reads the files its followers follow again when the leader changed them, every sweep.
+ * sharing a directory never both append an end each found missing.
  * A master that did not see an end (it started later, the event was trimmed, its cached state
  * was dropped) learns it from the task's record when a follower comes or after a gap.
  */
@@ -58,10 +57,13 @@ public final class TaskWatcher implements AutoCloseable {
     private final BooleanSupplier leading;
     private final long deferNanos;
     /**
-     * Ends its worker recorded that this master heard of while it did not lead, oldest first
-     * (every one waits as long), each completed when its time comes ({@link #sweep}).
+     * Ends this master heard of from their events while it did not lead, oldest first (every one
+     * waits as long, so this is also the order they are due in), each written when its time comes
+     * ({@link #sweep}). Guards {@link #deferredSooner} too.
      */
     private final java.util.LinkedHashMap<String, DeferredEnd> deferred = new java.util.LinkedHashMap<>();
+    /** Ends learnt from records (a follower, a gap), due sooner than those of events: a few, read whole each sweep. */
+    private final Map<String, DeferredEnd> deferredSooner = new java.util.HashMap<>();
 
     /** An end to write later: completed at {@code lines}, or abandoned with {@code reason} where lines is -1. */
     private record DeferredEnd(long dueNanos, long epoch, long lines, TaskState state, String reason) {
@@ -102,12 +104,14 @@ public final class TaskWatcher implements AutoCloseable {
 
     /** Re-reads the tasks whose re-read after a gap failed. */
     private void sweep() {
-        if (!leading.getAsBoolean()) {
-            logs.catchUpFollowers(); // the leader writes the logs: its lines and ends reach the followers here
-        }
         for (Map.Entry<String, DeferredEnd> due : dueEnds()) {
             DeferredEnd end = due.getValue();
-            writeEnd(due.getKey(), end.lines(), end.epoch(), end.state(), end.reason());
+            try {
+                writeEnd(due.getKey(), end.lines(), end.epoch(), end.state(), end.reason());
+            } catch (RuntimeException e) {
+                // Thrown out of the scheduled sweep, it would cancel every later one, and their ends.
+                log.warn("task {}: cannot end its log: {}", due.getKey(), e.toString());
+            }
         }
         for (String taskId : resultRechecks) {
             if (resultRechecks.remove(taskId)) {
@@ -133,6 +137,13 @@ public final class TaskWatcher implements AutoCloseable {
                 }
                 due.add(Map.entry(e.getKey(), e.getValue()));
                 it.remove();
+            }
+            for (java.util.Iterator<Map.Entry<String, DeferredEnd>> it = deferredSooner.entrySet().iterator(); it.hasNext();) {
+                Map.Entry<String, DeferredEnd> e = it.next();
+                if (now - e.getValue().dueNanos() >= 0) {
+                    due.add(Map.entry(e.getKey(), e.getValue()));
+                    it.remove();
+                }
             }
         }
         return due;
@@ -170,12 +181,16 @@ public final class TaskWatcher implements AutoCloseable {
         }
         synchronized (deferred) {
             DeferredEnd waiting = deferred.get(taskId);
+            if (waiting == null) {
+                waiting = deferredSooner.get(taskId);
+            }
             if (waiting != null && waiting.epoch() == epoch) {
                 return; // heard again (a follower came, a gap): its time stays as first set
             }
             deferred.remove(taskId);
-            // Due at the latest then: one due earlier than an older entry waits for it (dueEnds keeps order).
-            deferred.put(taskId, new DeferredEnd(System.nanoTime() + wait, epoch, lines, state, reason));
+            deferredSooner.remove(taskId);
+            DeferredEnd end = new DeferredEnd(System.nanoTime() + wait, epoch, lines, state, reason);
+            (wait < deferNanos ? deferredSooner : deferred).put(taskId, end);
         }
     }
 
