@@ -48,6 +48,19 @@ final class LogFileWriter {
                 channel.close();
                 throw e;
             }
+            if (size != st.length && st.incompleteTail > 0 && size == st.length + st.incompleteTail) {
+                // A line the last read found without its end: this master appends now, so it goes.
+                log.warn("task {}: log file {} ends with an incomplete line ({} bytes); cutting it off, the"
+                        + " worker resends it", st.taskId, st.path, st.incompleteTail);
+                try {
+                    channel.truncate(st.length);
+                } catch (IOException e) {
+                    channel.close();
+                    throw e;
+                }
+                st.incompleteTail = 0;
+                size = st.length;
+            }
             if (size == st.length) {
                 st.writer = channel;
                 writing.put(st, Boolean.TRUE);

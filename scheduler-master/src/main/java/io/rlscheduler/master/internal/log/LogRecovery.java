@@ -3,10 +3,7 @@ package io.rlscheduler.master.internal.log;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.master.LogRecord;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.StandardOpenOption;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * nothing does not have): the last attempt marker gives the current epoch and attempt, the
  * output lines after it the last sequence written, an end marker after it says the attempt
  * ended, and a cut marker that the log reached the task's size limit. A last line without LF
- * (cut short by a crash, so never acknowledged) is cut off: the worker resends it. What only
+ * (cut short by a crash, so never acknowledged; or being written by another master sharing the
+ * directory) is not read: this master cuts it off when it appends next, and the worker resends it. What only
  * memory holds and the file cannot yet (an attempt started here whose marker is not written, a
  * completion waiting for its last lines) is carried over.
  *
@@ -52,6 +50,7 @@ final class LogRecovery {
                 ? st.endRecord() : null;
         st.forget();
         st.length = 0;
+        st.incompleteTail = 0;
         st.cutAt = -1;
         // java.io.File.exists: Files.exists throws (and catches) an exception for a missing
         // file, which is what every new task's first touch finds. It follows links; a dangling
@@ -118,13 +117,8 @@ final class LogRecovery {
             st.end(end, limit);
         }
         long size = Files.size(st.path);
-        if (size > st.length) {
-            log.warn("task {}: log file {} ends with an incomplete line ({} bytes); cutting it off, the"
-                    + " worker resends it", st.taskId, st.path, size - st.length);
-            try (FileChannel channel = FileChannel.open(st.path, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-                channel.truncate(st.length);
-            }
-        }
+        // Cut off only when this master appends (LogFileWriter.open): another master may be writing it.
+        st.incompleteTail = Math.max(0, size - st.length);
         log.debug("task {}: log state read from {}: {} lines, epoch {}, attempt {}, last sequence {}{}",
                 st.taskId, st.path, lines, st.epoch(), st.attempt(), st.lastSequence,
                 st.phase() == LogPhase.ENDED ? ", ended" : "");

@@ -231,9 +231,14 @@ final class LogStripe {
         try {
             executor.execute(() -> {
                 for (String taskId : patience.overdue(System.nanoTime())) {
-                    TaskLogState st = states.get(taskId);
-                    if (st != null) {
-                        sequencer.giveUp(st);
+                    if (!states.containsKey(taskId)) {
+                        continue;
+                    }
+                    try {
+                        // Through state(): another master sharing the directory may have ended it meanwhile.
+                        sequencer.giveUp(state(taskId));
+                    } catch (IOException e) {
+                        log.warn("task {}: cannot end its log after its last lines did not come: {}", taskId, e.toString());
                     }
                 }
                 trim();
@@ -463,7 +468,7 @@ final class LogStripe {
      * epoch after a newer attempt's marker, or end an attempt a second time.
      */
     private boolean changedOutside(TaskLogState st) throws IOException {
-        return files.size(st) != st.length;
+        return files.size(st) != st.length + st.incompleteTail;
     }
 
     /** Runs on the I/O thread when the manager closes, after every operation asked before. */

@@ -44,6 +44,13 @@ final class TaskLogState {
     long lastSequence;
     /** The file's length in bytes: every byte up to here is a complete line. */
     long length;
+    /**
+     * Bytes after {@link #length} that the last read found to be a line without its end (a crash
+     * cut it short, or another master sharing the directory is writing it): left in the file until
+     * this master appends ({@link LogFileWriter#open} cuts them off then), so a master that only
+     * reads never cuts what another is writing.
+     */
+    long incompleteTail;
     /** The current attempt's marker not yet in the file, or null (see {@link PendingMarker}). */
     PendingMarker marker;
     /**
