@@ -79,13 +79,16 @@ final class ShortCommand {
             boolean missing = why.contains("error=2,") || why.contains("error=13,"); // no such file, not executable
             return new Result(missing ? Outcome.MISSING : Outcome.FAILED, -1, List.of(why));
         }
-        // The kill also ends a read that waits for output that never comes.
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        // The kill also ends a read that waits for output that never comes. Remembered: the timer
+        // can fire a little before the deadline as this thread measures it.
+        java.util.concurrent.atomic.AtomicBoolean timedOut = new java.util.concurrent.atomic.AtomicBoolean();
         CompletableFuture.delayedExecutor(timeoutMillis, TimeUnit.MILLISECONDS, Runnable::run).execute(() -> {
             if (process.isAlive()) {
+                timedOut.set(true);
                 process.destroyForcibly();
             }
         });
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         List<String> lines = new ArrayList<>();
         try {
             process.getOutputStream().close();
@@ -104,13 +107,13 @@ final class ShortCommand {
                 process.destroyForcibly();
                 return new Result(Outcome.TIMED_OUT, -1, lines);
             }
-            if (System.nanoTime() > deadline) {
+            if (timedOut.get() || System.nanoTime() > deadline) {
                 return new Result(Outcome.TIMED_OUT, -1, lines); // killed by the timer: its exit code is the kill's
             }
             return new Result(Outcome.EXITED, process.exitValue(), lines);
         } catch (IOException e) {
             process.destroyForcibly();
-            return new Result(System.nanoTime() > deadline ? Outcome.TIMED_OUT : Outcome.FAILED, -1, lines);
+            return new Result(timedOut.get() || System.nanoTime() > deadline ? Outcome.TIMED_OUT : Outcome.FAILED, -1, lines);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             process.destroyForcibly();
