@@ -88,6 +88,14 @@ class TaskWatcherIT {
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
 
+    /** A started watcher of a master that does not lead, on its own log manager. */
+    private TaskWatcher startedStandby(TaskLogManager standbyLogs) {
+        TaskWatcher standby = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(),
+                starts -> { }, 16), standbyLogs, () -> false);
+        standby.start();
+        return standby;
+    }
+
     /** Submits, claims and acknowledges a task as worker w1, and opens its log as the dispatcher does. */
     private TaskLease running(String taskId) throws Exception {
         core.submit(TaskDefinition.builder(taskId).build()).get(30, TimeUnit.SECONDS);
@@ -171,9 +179,7 @@ class TaskWatcherIT {
     @Test
     void aMasterThatDoesNotLeadEndsASharedLogLaterFromTheLeadersEndAndWritesNoSecond() throws Exception {
         try (TaskLogManager standbyLogs = newLogs()) {
-            TaskWatcher standby = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(),
-                    starts -> { }, 16), standbyLogs, () -> false);
-            standby.start();
+            TaskWatcher standby = startedStandby(standbyLogs);
             try {
                 TaskLease lease = running("shared");
                 assertThat(LogFixtures.await(logs.appendChunks("shared", lease.getEpoch(), LogFixtures.lines(1, 3))))
@@ -200,9 +206,7 @@ class TaskWatcherIT {
     @Test
     void aFollowerOnAMasterThatDoesNotLeadGetsTheLeadersEndAndThatMasterWritesNone() throws Exception {
         try (TaskLogManager standbyLogs = newLogs()) {
-            TaskWatcher standby = new TaskWatcher(core, new Dispatcher(core, () -> null, new WorkerRegistry(),
-                    starts -> { }, 16), standbyLogs, () -> false);
-            standby.start();
+            TaskWatcher standby = startedStandby(standbyLogs);
             try {
                 TaskLease lease = running("shared");
                 assertThat(LogFixtures.await(logs.appendChunks("shared", lease.getEpoch(), LogFixtures.lines(1, 3))))

@@ -92,13 +92,7 @@ class CheckpointRestorerIT {
         List<String> said = new CopyOnWriteArrayList<>();
 
         redis.server().kill();
-        CompletableFuture<String> restored = CompletableFuture.supplyAsync(() -> {
-            try {
-                return restorer.restore(lease, 2, resumeInto, said::add, () -> false);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<String> restored = restoreAsync(restorer, lease, resumeInto, said, () -> false);
         // Down for longer than many tries (100-400 ms apart): the restore keeps waiting, says nothing yet.
         await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> !restored.isDone());
         assertThat(said).isEmpty();
@@ -141,17 +135,23 @@ class CheckpointRestorerIT {
         java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
 
         redis.server().kill();
-        CompletableFuture<String> restored = CompletableFuture.supplyAsync(() -> {
-            try {
-                return restorer.restore(lease, 2, resumeInto, said::add, stopping::get);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<String> restored = restoreAsync(restorer, lease, resumeInto, said, stopping::get);
         await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> !restored.isDone());
         stopping.set(true); // cancelled, fenced, or the worker stopping
         assertThat(restored.get(5, TimeUnit.SECONDS)).isNull();
         assertThat(said).singleElement().asString().isEqualTo("rl-scheduler: the attempt is stopping; its checkpoint is not restored");
+    }
+
+    /** Attempt 2's restore on another thread, as a worker's launch thread runs it. */
+    private static CompletableFuture<String> restoreAsync(CheckpointRestorer restorer, TaskLease lease, Path into,
+                                                          List<String> said, java.util.function.BooleanSupplier stopping) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return restorer.restore(lease, 2, into, said::add, stopping);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     private static <T> T join(CompletableFuture<T> f) {
