@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskState;
@@ -193,5 +194,25 @@ class DispatcherIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 2);
         assertThat(dispatcher.getRounds()).as("no round was needed").isEqualTo(rounds);
         assertThat(core.getTask("s2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+    }
+
+    private static TaskDefinition noop(String id) {
+        return TaskDefinition.builder(id).cpuSlots(1).specJson("{\"script\":\"noop.py\"}").build();
+    }
+
+    /** A submission that ran after a round's claim (answered after it) is work the rounds still take. */
+    @Test
+    void aSubmissionThatRanAfterARoundsClaimIsClaimedByTheNextRound(RedisClient client) {
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+        try (StatefulRedisConnection<String, String> admin = client.connect()) {
+            admin.sync().clientPause(500);
+            dispatcher.taskQueued(); // a round; its claim waits in Redis
+            assertThat(dispatcher.isRunning()).isTrue();
+            dispatcher.submit(noop("late")).orTimeout(10, TimeUnit.SECONDS).join(); // a round runs: queued, then a signal
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1 && !dispatcher.isRunning());
+        assertThat(core.getTask("late").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(dispatcher.getRounds()).as("one found the queue empty, the next claimed it").isEqualTo(3);
     }
 }
