@@ -58,9 +58,12 @@ class DispatcherIT {
         core.close();
     }
 
+    private static TaskDefinition noop(String id) {
+        return TaskDefinition.builder(id).cpuSlots(1).specJson("{\"script\":\"noop.py\"}").build();
+    }
+
     private void submitQuietly(String id) {
-        core.submit(TaskDefinition.builder(id).cpuSlots(1).specJson("{\"script\":\"noop.py\"}").build())
-                .orTimeout(10, TimeUnit.SECONDS).join();
+        core.submit(noop(id)).orTimeout(10, TimeUnit.SECONDS).join();
     }
 
     private void awaitIdle() {
@@ -111,8 +114,7 @@ class DispatcherIT {
         assertThat(claim).isNotNull();
         assertThat(claim.sessions()).containsExactly(new WorkerSession("w1", "s1"));
         assertThat(dispatcher.claimOnSubmit()).as("one such submission at a time; the next goes batched").isNull();
-        SubmitAndClaimResult fast = core.submitAndClaim(TaskDefinition.builder("t3").cpuSlots(1)
-                .specJson("{\"script\":\"noop.py\"}").build(), claim.sessions(), claim.batchSize(), claim.requestId(),
+        SubmitAndClaimResult fast = core.submitAndClaim(noop("t3"), claim.sessions(), claim.batchSize(), claim.requestId(),
                 claim.leader()).orTimeout(10, TimeUnit.SECONDS).join();
         dispatcher.claimedOnSubmit(claim, fast.getClaims());
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
@@ -178,8 +180,7 @@ class DispatcherIT {
 
     @Test
     void submitQueuesAndSignalsUntilTheQueueIsKnownEmptyThenClaimsInItsOwnRun() {
-        SubmitResult first = dispatcher.submit(TaskDefinition.builder("s1").cpuSlots(1)
-                .specJson("{\"script\":\"noop.py\"}").build()).orTimeout(10, TimeUnit.SECONDS).join();
+        SubmitResult first = dispatcher.submit(noop("s1")).orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(first.isCreated()).isTrue();
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1);
         assertThat(dispatcher.getClaimedOnSubmit()).as("the queue was not known empty: a round claimed it").isZero();
@@ -187,17 +188,12 @@ class DispatcherIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> !dispatcher.isRunning());
 
         long rounds = dispatcher.getRounds();
-        SubmitResult second = dispatcher.submit(TaskDefinition.builder("s2").cpuSlots(1)
-                .specJson("{\"script\":\"noop.py\"}").build()).orTimeout(10, TimeUnit.SECONDS).join();
+        SubmitResult second = dispatcher.submit(noop("s2")).orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(second.getTask().getTaskId()).isEqualTo("s2");
         assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(1);
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 2);
         assertThat(dispatcher.getRounds()).as("no round was needed").isEqualTo(rounds);
         assertThat(core.getTask("s2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
-    }
-
-    private static TaskDefinition noop(String id) {
-        return TaskDefinition.builder(id).cpuSlots(1).specJson("{\"script\":\"noop.py\"}").build();
     }
 
     /** A submission that ran after a round's claim (answered after it) is work the rounds still take. */
@@ -206,7 +202,7 @@ class DispatcherIT {
         dispatcher.trigger();
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
         try (StatefulRedisConnection<String, String> admin = client.connect()) {
-            admin.sync().clientPause(500);
+            admin.sync().clientPause(2000); // until the submission below is sent, on a slow machine too
             dispatcher.taskQueued(); // a round; its claim waits in Redis
             assertThat(dispatcher.isRunning()).isTrue();
             dispatcher.submit(noop("late")).orTimeout(10, TimeUnit.SECONDS).join(); // a round runs: queued, then a signal
