@@ -106,6 +106,7 @@ class ForgedFramesIT {
                 MessageType.LOG_BATCH.getCode(), MessageType.EXECUTE_TASK_ACK.getCode());
         assertThat(forger.received).noneMatch(m -> m instanceof io.rlscheduler.protocol.LogAck);
         assertThat(forger.isActive()).as("a few refusals do not cost the connection").isTrue();
+        assertThat(cluster.master.health().getKnownAttemptHolders()).as("the running victim's holder").isEqualTo(1);
 
         TaskResult result = run.result().get(60, TimeUnit.SECONDS);
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);
@@ -116,6 +117,8 @@ class ForgedFramesIT {
         assertThat(lines).containsExactlyElementsOf(IntStream.rangeClosed(1, 30)
                 .mapToObj(i -> "line " + i + " of epoch " + epoch).toList());
         assertThat((long) lines.size()).as("the log and the record agree").isEqualTo(record.getLogLines());
+        await().atMost(WAIT).untilAsserted(() -> assertThat(cluster.master.health().getKnownAttemptHolders())
+                .as("acknowledged by its holder and its log ended: nothing more is expected of it").isZero());
         HolderRefusals refusals = cluster.master.health().getHolderRefusals();
         assertThat(refusals.notHolder()).isEqualTo(5);
         assertThat(refusals.disconnects()).isZero();

@@ -34,6 +34,7 @@ public final class HealthSnapshot {
     private final long logUploadsRefused;
     private final List<WorkerUsage> connectedWorkerUsage;
     private final HolderRefusals holderRefusals;
+    private final int knownAttemptHolders;
     private final LimitCounts limitCounts;
 
     /**
@@ -63,7 +64,8 @@ public final class HealthSnapshot {
                    long queueDepth, long parkedTasks, long assignedTasks, long runningTasks, int eventLoops, long pendingEventLoopTasks,
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
-                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, LimitCounts limitCounts,
+                   List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, int knownAttemptHolders,
+                   LimitCounts limitCounts,
                    Map<RejectReason, Long> refusedHellos, SharingRepairs sharingRepairs) {
         this.sharingRepairs = sharingRepairs;
         this.masterId = masterId;
@@ -94,6 +96,7 @@ public final class HealthSnapshot {
         this.logUploadsRefused = logUploadsRefused;
         this.connectedWorkerUsage = List.copyOf(connectedWorkerUsage);
         this.holderRefusals = holderRefusals;
+        this.knownAttemptHolders = knownAttemptHolders;
         this.limitCounts = limitCounts;
         EnumMap<RejectReason, Long> refused = new EnumMap<>(RejectReason.class);
         refused.putAll(refusedHellos);
@@ -191,6 +194,13 @@ public final class HealthSnapshot {
      * hold their attempt, by reason, and the connections closed for them.
      */
     public HolderRefusals getHolderRefusals() { return holderRefusals; }
+    /**
+     * Returns how many attempts this master keeps the holder of in memory, to check their workers'
+     * frames without reading Redis: about the attempts in flight (an entry goes once its holder
+     * acknowledged it and its log ended), plus those whose acknowledgement or log end did not come
+     * here (kept up to a minute after the task's end, ten minutes without a frame).
+     */
+    public int getKnownAttemptHolders() { return knownAttemptHolders; }
     /**
      * Returns how often since start an authenticated worker connection's reads were paused for
      * sending faster than {@code workerInboundRate} allows beyond its burst. Growing while no

@@ -5,6 +5,7 @@ import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.WorkerInfo;
 import io.rlscheduler.core.WorkerState;
 import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.master.internal.AttemptHolders;
 import io.rlscheduler.master.internal.ConnectedWorker;
 import io.rlscheduler.master.internal.Dispatcher;
 import io.rlscheduler.master.internal.HolderStats;
@@ -45,14 +46,16 @@ final class MasterHealth {
     private final TaskWatcher watcher;
     private final TaskLogManager logs;
     private final HolderStats holderStats;
+    private final AttemptHolders holders;
     private final WorkerLimits workerLimits;
     private final HelloRefusals refusals;
 
     MasterHealth(String masterId, LeaseCore core, WorkerRegistry registry, RpcServer rpc, LeaderElector elector,
                  Dispatcher dispatcher, Reaper reaper, TaskWatcher watcher, TaskLogManager logs, HolderStats holderStats,
-                 WorkerLimits workerLimits, HelloRefusals refusals, SharingRepair repair) {
+                 AttemptHolders holders, WorkerLimits workerLimits, HelloRefusals refusals, SharingRepair repair) {
         this.repair = repair;
         this.holderStats = holderStats;
+        this.holders = holders;
         this.masterId = masterId;
         this.core = core;
         this.registry = registry;
@@ -90,7 +93,7 @@ final class MasterHealth {
                 dispatcher.getRounds(), dispatcher.getSent(), reaper.getPasses(), reaper.getFailures(), watcher.getGaps(),
                 load.writeBacklog(), load.syncBacklog(), load.openFiles(), load.followers(), uploads.pending(),
                 uploads.refused(), usage(), new HolderRefusals(holderStats.notHolder(), holderStats.stale(),
-                        holderStats.unknownTask(), holderStats.disconnects()),
+                        holderStats.unknownTask(), holderStats.disconnects()), holders.size(),
                 new HealthSnapshot.LimitCounts(workerLimits.getThrottledReads(),
                         workerLimits.getOpenAttemptRefusals(), logs.logsCut(), workerLimits.getIdleCloses()),
                 refusals.snapshot(), new HealthSnapshot.SharingRepairs(repair.getPasses(), repair.getCorrections(),

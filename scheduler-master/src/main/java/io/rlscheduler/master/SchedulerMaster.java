@@ -159,10 +159,11 @@ public final class SchedulerMaster implements AutoCloseable {
             WorkerLimits workerLimits = new WorkerLimits(options.getWorkerInboundRate(), options.getWorkerInboundBurst(),
                     options.getMaxOpenAttemptsPerWorker(), options.getOpenAttemptTimeout(), options.getWorkerIdleTimeout());
             OpenAttemptIndex openAttempts = new OpenAttemptIndex(workerLimits);
+            AttemptHolders holders = new AttemptHolders(core.holders()::of);
             logs = new TaskLogManager(options.getLogDirectory(), TaskLogManager.Limits.defaults()
                     .withLinePatience(coreOptions.getTaskLease().multipliedBy(2))
                     .withMaxLogBytes(options.getMaxLogBytesPerTask()), new TaskRecordLookup(core), store.get(),
-                    this::isLeader, new TaskLogEvents(openAttempts, core.artifacts()));
+                    this::isLeader, new TaskLogEvents(openAttempts, holders, core.artifacts()));
             elector = new LeaderElector(core, masterId, options.getLeaderLease(), options.isStandbyOnly(),
                     new LeaderElector.Listener() {
                         @Override
@@ -175,7 +176,6 @@ public final class SchedulerMaster implements AutoCloseable {
                             closeWorkerConnections();
                         }
                     });
-            AttemptHolders holders = new AttemptHolders(core.holders()::of);
             HolderStats holderStats = new HolderStats();
             dispatcher = new Dispatcher(core, elector::current, registry, logs::openAll, options.getDispatchBatch(), holders);
             watcher = new TaskWatcher(core, dispatcher, logs, elector::isLeader);
@@ -203,7 +203,7 @@ public final class SchedulerMaster implements AutoCloseable {
             reaper = new Reaper(core, elector::current, dispatcher, timers);
             SharingRepair repair = new SharingRepair(core.owners(), elector::current, dispatcher::taskQueued);
             sharing = new MasterSharing(core.owners(), repair, this::await);
-            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats,
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats, holders,
                     workerLimits, auth.refusals(), repair);
             timers.scheduleWithFixedDelay(holders::sweep, 1, 1, TimeUnit.MINUTES);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());

@@ -1,6 +1,7 @@
 package io.rlscheduler.master;
 
 import io.rlscheduler.core.internal.ArtifactRecords;
+import io.rlscheduler.master.internal.AttemptHolders;
 import io.rlscheduler.master.internal.OpenAttemptIndex;
 import io.rlscheduler.master.internal.log.LogEvents;
 import org.slf4j.Logger;
@@ -9,7 +10,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What the master does when its log manager tells of an attempt's end or a log's cut (see
  * {@link LogEvents}): an ended attempt is no longer open for the worker connection that sent its
- * lines; a cut is noted in the task's record ({@code TaskRecord.isLogCut()}), asynchronously. A
+ * lines, and its holder is expected to send no more of them ({@link AttemptHolders#logEnded}); a cut is noted in the task's record ({@code TaskRecord.isLogCut()}), asynchronously. A
  * note Redis does not take is logged and not retried: the log file's cut marker stays the record
  * of it.
  */
@@ -18,16 +19,19 @@ final class TaskLogEvents implements LogEvents {
     private static final Logger log = LoggerFactory.getLogger(TaskLogEvents.class);
 
     private final OpenAttemptIndex openAttempts;
+    private final AttemptHolders holders;
     private final ArtifactRecords records;
 
-    TaskLogEvents(OpenAttemptIndex openAttempts, ArtifactRecords records) {
+    TaskLogEvents(OpenAttemptIndex openAttempts, AttemptHolders holders, ArtifactRecords records) {
         this.openAttempts = openAttempts;
+        this.holders = holders;
         this.records = records;
     }
 
     @Override
     public void attemptEnded(String taskId, long epoch) {
         openAttempts.attemptEnded(taskId, epoch);
+        holders.logEnded(taskId, epoch);
     }
 
     @Override

@@ -378,6 +378,7 @@ final class Views {
         o.put("logUploadsPending", h.getLogUploadsPending());
         o.put("logUploadsRefused", h.getLogUploadsRefused());
         o.put("logsCut", h.getLogsCut());
+        o.put("knownAttemptHolders", h.getKnownAttemptHolders());
         return o;
     }
 

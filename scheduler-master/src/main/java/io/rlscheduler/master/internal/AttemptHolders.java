@@ -5,6 +5,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -16,9 +17,12 @@ import java.util.function.LongSupplier;
  * task-scoped frame is checked here before anything of it is written: the holder's own frames
  * cost a map read, and only an attempt this master does not know costs one read of the record.
  *
- * <p>An entry is kept while it is used; one not used for {@link #IDLE_MILLIS}, and one of an
- * ended task {@link #ENDED_MILLIS} after its end, is dropped by {@link #sweep()} (a later frame
- * of it reads the record again). Thread-safe.
+ * <p>An entry is dropped as soon as its holder has nothing more to send: its acknowledgement was
+ * admitted and the attempt's log ended ({@link #acknowledged}, {@link #logEnded}), which for most
+ * attempts is a few milliseconds after the assignment, so the map holds about the attempts in
+ * flight. Otherwise it is kept while it is used; one not used for {@link #IDLE_MILLIS}, and one of
+ * an ended task {@link #ENDED_MILLIS} after its end, is dropped by {@link #sweep()}. A later frame
+ * of a dropped attempt reads the record again. Thread-safe.
  */
 public final class AttemptHolders {
 
@@ -41,12 +45,21 @@ public final class AttemptHolders {
 
     private static final CompletableFuture<Verdict> UNKNOWN = CompletableFuture.completedFuture(Verdict.UNKNOWN_TASK);
 
+    /** An entry's flag: its holder's acknowledgement was admitted. */
+    private static final int ACKNOWLEDGED = 1;
+    /** An entry's flag: the attempt's log ended. */
+    private static final int LOG_ENDED = 2;
+
     private static final class Entry {
+        static final AtomicIntegerFieldUpdater<Entry> SEEN = AtomicIntegerFieldUpdater.newUpdater(Entry.class, "seen");
+
         final long epoch;
         final String workerId;
         final String sessionId;
         volatile long usedAtMillis;
         volatile long endedAtMillis;
+        /** {@link #ACKNOWLEDGED} and {@link #LOG_ENDED}, as they happen. */
+        volatile int seen;
 
         Entry(long epoch, String workerId, String sessionId, long now) {
             this.epoch = epoch;
@@ -82,6 +95,31 @@ public final class AttemptHolders {
         Entry e = entries.get(taskId);
         if (e != null) {
             e.endedAtMillis = clock.getAsLong();
+        }
+    }
+
+    /** The holder's acknowledgement of the attempt was admitted: no other is expected. */
+    public void acknowledged(String taskId, long epoch) {
+        see(taskId, epoch, ACKNOWLEDGED);
+    }
+
+    /** The attempt's log ended: the holder sends no more lines of it. Any thread. */
+    public void logEnded(String taskId, long epoch) {
+        see(taskId, epoch, LOG_ENDED);
+    }
+
+    /** Notes what happened to the attempt; once both have, its entry is dropped. */
+    private void see(String taskId, long epoch, int flag) {
+        Entry e = entries.get(taskId);
+        if (e == null || e.epoch != epoch) {
+            return;
+        }
+        int was;
+        do {
+            was = e.seen;
+        } while (!Entry.SEEN.compareAndSet(e, was, was | flag));
+        if ((was | flag) == (ACKNOWLEDGED | LOG_ENDED) && was != (ACKNOWLEDGED | LOG_ENDED)) {
+            entries.remove(taskId, e);
         }
     }
 

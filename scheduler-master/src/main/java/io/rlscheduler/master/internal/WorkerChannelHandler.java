@@ -196,7 +196,10 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         });
     }
 
-    /** An acknowledgement changes nothing here (the worker records it in Redis): checked, and logged when a refusal. */
+    /**
+     * An acknowledgement changes nothing in Redis here (the worker records it there): checked, logged
+     * when a refusal, and noted as the holder's last frame but its lines ({@link AttemptHolders#acknowledged}).
+     */
     private void onExecuteTaskAck(ExecuteTaskAck ack) {
         if (!TaskIds.isValid(ack.getTaskId())) {
             worker.getChannel().writeAndFlush(ErrorReply.newBuilder().setCode(ErrorCode.ERROR_CODE_INVALID_REQUEST)
@@ -206,6 +209,7 @@ public final class WorkerChannelHandler extends SimpleChannelInboundHandler<Mess
         gate.admit(ack.getTaskId(), ack.getEpoch(), MessageType.EXECUTE_TASK_ACK, new TaskFrameGate.Admitted() {
             @Override
             public void run() {
+                context.holders.acknowledged(ack.getTaskId(), ack.getEpoch());
                 if (!ack.getAccepted()) {
                     log.warn("worker {} refused task {} epoch {}: {} {}", worker.getWorkerId(), ack.getTaskId(),
                             ack.getEpoch(), ack.getErrorCode(), ack.getMessage());

@@ -63,6 +63,38 @@ class AttemptHoldersTest {
     }
 
     @Test
+    void anEntryGoesOnceItsAcknowledgementWasAdmittedAndItsLogEndedInEitherOrder() {
+        holders.assigned("a", 1, "w1", "s1");
+        holders.assigned("b", 1, "w1", "s1");
+        holders.acknowledged("a", 1);
+        holders.logEnded("b", 1);
+        assertThat(holders.size()).as("one of the two is not enough").isEqualTo(2);
+        holders.logEnded("a", 1);
+        holders.acknowledged("b", 1);
+        assertThat(holders.size()).isZero();
+        // A frame after that (lines after an incomplete end, say) reads the record once, as for any attempt not known here.
+        records.put("a", new HolderReads.Holder(1, 1, "w1", "s1", TaskState.SUCCEEDED));
+        assertThat(holders.known("a", 1, "w1", "s1")).isNull();
+        assertThat(holders.lookUp("a", 1, "w1", "s1").join()).isEqualTo(HOLDER);
+        assertThat(reads).hasValue(1);
+    }
+
+    @Test
+    void whatHappensToAnotherEpochLeavesTheEntryAlone() {
+        holders.assigned("t", 3, "w1", "s1");
+        holders.acknowledged("t", 2);
+        holders.logEnded("t", 2);
+        holders.acknowledged("t", 3);
+        holders.logEnded("t", 4);
+        assertThat(holders.known("t", 3, "w1", "s1")).isEqualTo(HOLDER);
+        holders.acknowledged("t", 3);
+        assertThat(holders.size()).as("an acknowledgement seen twice is still not the log's end").isEqualTo(1);
+        holders.assigned("t", 4, "w2", "s2");
+        holders.logEnded("t", 3);
+        assertThat(holders.known("t", 4, "w2", "s2")).as("the new epoch's entry is not the old one's").isEqualTo(HOLDER);
+    }
+
+    @Test
     void anEndedAttemptStaysItsHoldersForItsLastLinesThenIsDroppedAndReadAgain() {
         holders.assigned("t", 2, "w1", "s1");
         holders.ended("t");
