@@ -88,6 +88,7 @@ class ForgedFramesIT {
         TaskHandle run = cluster.master.submit(TaskSpec.python("marked.py").taskId("victim").param("lines", 30)
                 .param("delay", 0.05).gpus(1).build());
         await().atMost(WAIT).until(() -> outputLines("victim").size() >= 3);
+        assertThat(cluster.master.health().getKnownAttemptHolders()).as("the running victim's holder").isEqualTo(1);
         long epoch = cluster.master.getTask("victim").orElseThrow().getEpoch();
 
         forger.send(batch("victim", epoch, 1, "FORGED replacing line 1\n"));
@@ -106,7 +107,6 @@ class ForgedFramesIT {
                 MessageType.LOG_BATCH.getCode(), MessageType.EXECUTE_TASK_ACK.getCode());
         assertThat(forger.received).noneMatch(m -> m instanceof io.rlscheduler.protocol.LogAck);
         assertThat(forger.isActive()).as("a few refusals do not cost the connection").isTrue();
-        assertThat(cluster.master.health().getKnownAttemptHolders()).as("the running victim's holder").isEqualTo(1);
 
         TaskResult result = run.result().get(60, TimeUnit.SECONDS);
         assertThat(result.getState()).isEqualTo(TaskState.SUCCEEDED);

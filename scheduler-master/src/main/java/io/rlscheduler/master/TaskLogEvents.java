@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What the master does when its log manager tells of an attempt's end or a log's cut (see
  * {@link LogEvents}): an ended attempt is no longer open for the worker connection that sent its
- * lines, and its holder is expected to send no more of them ({@link AttemptHolders#logEnded}); a cut is noted in the task's record ({@code TaskRecord.isLogCut()}), asynchronously. A
+ * lines, and once its log is complete its holder is expected to send no more of them
+ * ({@link AttemptHolders#logEnded}); a cut is noted in the task's record ({@code TaskRecord.isLogCut()}), asynchronously. A
  * note Redis does not take is logged and not retried: the log file's cut marker stays the record
  * of it.
  */
@@ -29,9 +30,11 @@ final class TaskLogEvents implements LogEvents {
     }
 
     @Override
-    public void attemptEnded(String taskId, long epoch) {
+    public void attemptEnded(String taskId, long epoch, boolean complete) {
         openAttempts.attemptEnded(taskId, epoch);
-        holders.logEnded(taskId, epoch);
+        if (complete) {
+            holders.logEnded(taskId, epoch);
+        } // else lines may still come after its end, and are written: its holder stays known until the sweep
     }
 
     @Override

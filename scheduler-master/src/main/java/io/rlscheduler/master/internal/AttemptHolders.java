@@ -18,8 +18,8 @@ import java.util.function.LongSupplier;
  * cost a map read, and only an attempt this master does not know costs one read of the record.
  *
  * <p>An entry is dropped as soon as its holder has nothing more to send: its acknowledgement was
- * admitted and the attempt's log ended ({@link #acknowledged}, {@link #logEnded}), which for most
- * attempts is a few milliseconds after the assignment, so the map holds about the attempts in
+ * admitted and the attempt's log ended complete ({@link #acknowledged}, {@link #logEnded}), which
+ * for most attempts is shortly after the task's end, so the map holds about the attempts in
  * flight. Otherwise it is kept while it is used; one not used for {@link #IDLE_MILLIS}, and one of
  * an ended task {@link #ENDED_MILLIS} after its end, is dropped by {@link #sweep()}. A later frame
  * of a dropped attempt reads the record again. Thread-safe.
@@ -103,7 +103,7 @@ public final class AttemptHolders {
         see(taskId, epoch, ACKNOWLEDGED);
     }
 
-    /** The attempt's log ended: the holder sends no more lines of it. Any thread. */
+    /** The attempt's log ended complete: the holder sends no more lines of it. Any thread. */
     public void logEnded(String taskId, long epoch) {
         see(taskId, epoch, LOG_ENDED);
     }

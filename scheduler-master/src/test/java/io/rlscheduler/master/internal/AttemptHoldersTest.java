@@ -90,8 +90,10 @@ class AttemptHoldersTest {
         holders.acknowledged("t", 3);
         assertThat(holders.size()).as("an acknowledgement seen twice is still not the log's end").isEqualTo(1);
         holders.assigned("t", 4, "w2", "s2");
+        holders.acknowledged("t", 4);
         holders.logEnded("t", 3);
         assertThat(holders.known("t", 4, "w2", "s2")).as("the new epoch's entry is not the old one's").isEqualTo(HOLDER);
+        assertThat(holders.size()).isEqualTo(1);
     }
 
     @Test

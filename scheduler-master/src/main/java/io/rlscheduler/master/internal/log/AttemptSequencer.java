@@ -221,12 +221,12 @@ final class AttemptSequencer {
                 follower.end(endRecord);
             }
         }
-        attemptEnded(st);
+        attemptEnded(st, complete);
     }
 
-    private void attemptEnded(TaskLogState st) {
+    private void attemptEnded(TaskLogState st, boolean complete) {
         try {
-            events.attemptEnded(st.taskId, st.epoch());
+            events.attemptEnded(st.taskId, st.epoch(), complete);
         } catch (RuntimeException e) {
             log.warn("task {}: the attempt end's listener failed: {}", st.taskId, e.toString());
         }

@@ -15,10 +15,13 @@ public interface LogEvents {
      * An attempt's log ended: its end was written (complete or not), or the attempt is known to
      * have ended with nothing to write. No line of it is awaited any more.
      *
-     * @param taskId the task
-     * @param epoch  the attempt's lease epoch
+     * @param taskId   the task
+     * @param epoch    the attempt's lease epoch
+     * @param complete whether the log holds every line the attempt's end names; an incomplete one
+     *                 (its lines waited for in vain, or the attempt taken back) still appends lines
+     *                 that come after it
      */
-    default void attemptEnded(String taskId, long epoch) {
+    default void attemptEnded(String taskId, long epoch, boolean complete) {
     }
 
     /**

@@ -50,7 +50,7 @@ class TaskLogSizeLimitTest {
         logs = new TaskLogManager(root.resolve("logs"), TaskLogManager.Limits.defaults().withMaxLogBytes(maxLogBytes),
                 TaskLogManager.RecordLookup.NONE, null, () -> false, new LogEvents() {
                     @Override
-                    public void attemptEnded(String taskId, long epoch) {
+                    public void attemptEnded(String taskId, long epoch, boolean complete) {
                         events.add("ended " + taskId + " " + epoch);
                     }
 
