@@ -65,8 +65,7 @@ public final class HealthSnapshot {
                    long dispatchRounds, long tasksDispatched, long reaperPasses, long reaperFailures, long eventGaps, int logWriteBacklog,
                    int logSyncBacklog, int openLogFiles, int logFollowers, int logUploadsPending, long logUploadsRefused,
                    List<WorkerUsage> connectedWorkerUsage, HolderRefusals holderRefusals, int knownAttemptHolders,
-                   LimitCounts limitCounts,
-                   Map<RejectReason, Long> refusedHellos, SharingRepairs sharingRepairs) {
+                   LimitCounts limitCounts, Map<RejectReason, Long> refusedHellos, SharingRepairs sharingRepairs) {
         this.sharingRepairs = sharingRepairs;
         this.masterId = masterId;
         this.leader = leader;

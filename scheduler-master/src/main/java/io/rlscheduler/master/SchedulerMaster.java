@@ -203,8 +203,8 @@ public final class SchedulerMaster implements AutoCloseable {
             reaper = new Reaper(core, elector::current, dispatcher, timers);
             SharingRepair repair = new SharingRepair(core.owners(), elector::current, dispatcher::taskQueued);
             sharing = new MasterSharing(core.owners(), repair, this::await);
-            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats, holders,
-                    workerLimits, auth.refusals(), repair);
+            health = new MasterHealth(masterId, core, registry, rpc, elector, dispatcher, reaper, watcher, logs, holderStats,
+                    holders, workerLimits, auth.refusals(), repair);
             timers.scheduleWithFixedDelay(holders::sweep, 1, 1, TimeUnit.MINUTES);
             queries = new TaskQueries(core, registry, elector, this::await, store.get());
             elector.advertise(rpc.advertisedAddress(options.getAdvertisedHost()));

@@ -11,9 +11,10 @@ import org.slf4j.LoggerFactory;
  * What the master does when its log manager tells of an attempt's end or a log's cut (see
  * {@link LogEvents}): an ended attempt is no longer open for the worker connection that sent its
  * lines, and once its log is complete its holder is expected to send no more of them
- * ({@link AttemptHolders#logEnded}); a cut is noted in the task's record ({@code TaskRecord.isLogCut()}), asynchronously. A
- * note Redis does not take is logged and not retried: the log file's cut marker stays the record
- * of it.
+ * ({@link AttemptHolders#logEnded}): after an incomplete end, lines that still come are written,
+ * so its holder stays known until the sweep. A cut is noted in the task's record
+ * ({@code TaskRecord.isLogCut()}), asynchronously. A note Redis does not take is logged and not
+ * retried: the log file's cut marker stays the record of it.
  */
 final class TaskLogEvents implements LogEvents {
 
@@ -34,7 +35,7 @@ final class TaskLogEvents implements LogEvents {
         openAttempts.attemptEnded(taskId, epoch);
         if (complete) {
             holders.logEnded(taskId, epoch);
-        } // else lines may still come after its end, and are written: its holder stays known until the sweep
+        }
     }
 
     @Override

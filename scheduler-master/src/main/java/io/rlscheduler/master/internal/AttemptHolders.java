@@ -49,6 +49,8 @@ public final class AttemptHolders {
     private static final int ACKNOWLEDGED = 1;
     /** An entry's flag: the attempt's log ended. */
     private static final int LOG_ENDED = 2;
+    /** Both flags: nothing more is expected of the holder. */
+    private static final int DONE = ACKNOWLEDGED | LOG_ENDED;
 
     private static final class Entry {
         static final AtomicIntegerFieldUpdater<Entry> SEEN = AtomicIntegerFieldUpdater.newUpdater(Entry.class, "seen");
@@ -114,11 +116,8 @@ public final class AttemptHolders {
         if (e == null || e.epoch != epoch) {
             return;
         }
-        int was;
-        do {
-            was = e.seen;
-        } while (!Entry.SEEN.compareAndSet(e, was, was | flag));
-        if ((was | flag) == (ACKNOWLEDGED | LOG_ENDED) && was != (ACKNOWLEDGED | LOG_ENDED)) {
+        int was = Entry.SEEN.getAndAccumulate(e, flag, (seen, f) -> seen | f);
+        if (was != DONE && (was | flag) == DONE) {
             entries.remove(taskId, e);
         }
     }
