@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,12 +66,24 @@ public final class Dispatcher {
     private volatile long emptyAt = -1;
     private final AtomicLong skipped = new AtomicLong();
     private final AtomicLong onSubmit = new AtomicLong();
-    /** A submission claiming in its own run is on its way: the next submissions take the usual path. */
-    private final AtomicBoolean submitClaimInFlight = new AtomicBoolean();
+    /**
+     * The most submissions claiming in their own runs on their way at once: further ones are sent
+     * plain and batched. More than one, so that a steady stream whose runs take longer to answer
+     * than the gap between two submissions (a loaded machine) still claims in its own runs.
+     */
+    static final int MAX_SUBMIT_CLAIMS_IN_FLIGHT = 4;
+    /** Submissions claiming in their own runs now on their way (at most {@link #MAX_SUBMIT_CLAIMS_IN_FLIGHT}). */
+    private final AtomicInteger submitClaimsInFlight = new AtomicInteger();
     /** Task ids this master submitted whose QUEUED event has not come yet (see {@link #submitting}). */
     private final java.util.Set<String> ownSubmissions = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static final int MAX_OWN_SUBMISSIONS = 100_000;
     private final AtomicLong claimedOnSubmit = new AtomicLong();
+    /**
+     * Whether the claim answered last (a round's or a submission's own) left no claimable task in
+     * the queue: what a submission's own claim would then find is at most the work signalled since,
+     * which a claim takes in queue order as a round would (see {@link #claimOnSubmit()}).
+     */
+    private volatile boolean drained;
     private volatile boolean stopped;
 
     /** Starts the logs of the attempts a claim dispatches to one worker. */
@@ -144,8 +157,8 @@ public final class Dispatcher {
     }
 
     /**
-     * Submits a task and signals the work it brings. While the queue is known empty and a worker
-     * is connected (see {@link #claimOnSubmit()}), the submission's own script run also claims,
+     * Submits a task and signals the work it brings. While the last claim left the queue without
+     * claimable tasks and a worker is connected (see {@link #claimOnSubmit()}), the submission's own script run also claims,
      * so the task is assigned one Redis round trip sooner than by the round a signal starts; a
      * call that failed in transit may have run, so it is repeated once with the same request id,
      * which answers EXISTS and the first claim's answer, and no assignment is left undelivered.
@@ -193,22 +206,28 @@ public final class Dispatcher {
 
     /**
      * Returns what a submission needs to claim in its own script run, or null when it should only
-     * queue its task and signal ({@link #taskQueued()}): this master must lead, no round may be
-     * running, the queue must be known empty (so the claim serves the new task, behind nothing the
-     * rounds would have served first), a worker must be connected, and no other submission may be
-     * on its way (one alone would run alone anyway; many go faster batched, and claimed by rounds).
-     * A non-null answer is followed by {@link #claimedOnSubmit} or {@link #claimOnSubmitFailed}
-     * ({@link #submit} does both). Never blocks.
+     * queue its task and signal ({@link #taskQueued()}): this master must lead, the last claim
+     * answered must have left no claimable task in the queue (so the claim serves the new task and
+     * what was signalled since, not a backlog that batched rounds serve for less), a worker must be
+     * connected, no plain submission may be on its way (a burst goes faster batched, and claimed
+     * by rounds), and fewer than {@link #MAX_SUBMIT_CLAIMS_IN_FLIGHT} claiming ones. Neither a
+     * round nor another claiming submission running stops it: the claims run one after the other
+     * in Redis, each taking the queue in order, so nothing is claimed twice or passed over; and a
+     * submission sent plain because one of them was running would signal the next round, whose
+     * submissions would then do the same, at every rate where a round outlasts the gap between
+     * two submissions. A non-null answer is followed by {@link #claimedOnSubmit} or
+     * {@link #claimOnSubmitFailed} ({@link #submit} does both). Never blocks.
      */
     SubmitClaim claimOnSubmit() {
-        if (stopped || running.get() || emptyAt != workSignals.get() || core.submissionsInFlight() > 0) {
+        if (stopped || !drained || core.submissionsInFlight() > 0) {
             return null;
         }
         io.rlscheduler.core.internal.LeaderStatus leader = leadership.get();
         if (leader == null || !leader.isSelf()) {
             return null;
         }
-        if (!submitClaimInFlight.compareAndSet(false, true)) {
+        if (submitClaimsInFlight.getAndIncrement() >= MAX_SUBMIT_CLAIMS_IN_FLIGHT) {
+            submitClaimsInFlight.decrementAndGet();
             return null;
         }
         List<ConnectedWorker> workers = new ArrayList<>(CLAIM_CHUNK);
@@ -218,7 +237,7 @@ public final class Dispatcher {
             }
         }
         if (workers.isEmpty()) {
-            submitClaimInFlight.set(false);
+            submitClaimsInFlight.decrementAndGet();
             return null;
         }
         // Rotated as rounds rotate, so that light traffic does not always go to the same worker.
@@ -239,13 +258,14 @@ public final class Dispatcher {
      * for the new task, or the claim was refused) so that rounds pick them up.
      */
     void claimedOnSubmit(SubmitClaim claim, List<ClaimResult> results) {
-        submitClaimInFlight.set(false);
         boolean left = false;
         for (int i = 0; i < results.size(); i++) {
             ClaimResult r = results.get(i);
             deliver(claim.workers().get(i), r);
             left |= r.getStatus() != ClaimStatus.OK || r.getQueued() != 0;
         }
+        drained = !left;
+        submitClaimsInFlight.decrementAndGet();
         claimedOnSubmit.incrementAndGet();
         if (left) {
             taskQueued();
@@ -276,7 +296,8 @@ public final class Dispatcher {
 
     /** The submission's own run failed: whatever it left in the queue, rounds take. */
     void claimOnSubmitFailed(SubmitClaim claim) {
-        submitClaimInFlight.set(false);
+        drained = false;
+        submitClaimsInFlight.decrementAndGet();
         taskQueued();
     }
 
@@ -382,6 +403,7 @@ public final class Dispatcher {
                 // Work that arrives from now on bumps the signal count, so this cannot hide it.
                 emptyAt = signals;
             }
+            drained = sawEmpty;
             running.set(false);
             if (full || requested.get()) {
                 trigger();

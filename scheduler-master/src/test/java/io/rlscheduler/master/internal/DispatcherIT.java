@@ -39,6 +39,7 @@ class DispatcherIT {
     private LeaseCore core;
     private Dispatcher dispatcher;
     private EmbeddedChannel channel;
+    private WorkerRegistry registry;
 
     @BeforeEach
     void open(RedisClient client, RedisNamespace ns) {
@@ -46,7 +47,7 @@ class DispatcherIT {
         core.register(new WorkerRegistration("w1", "s1", Map.of(), 4, 1L << 30, List.of())).join();
         LeaderStatus leader = core.acquireLeadership("m1", "127.0.0.1:1", Duration.ofMinutes(1)).join();
         assertThat(leader.isSelf()).isTrue();
-        WorkerRegistry registry = new WorkerRegistry();
+        registry = new WorkerRegistry();
         channel = new EmbeddedChannel();
         registry.add(new ConnectedWorker("w1", "s1", Map.of(), channel));
         dispatcher = new Dispatcher(core, () -> leader, registry, starts -> { }, 16);
@@ -113,7 +114,6 @@ class DispatcherIT {
         Dispatcher.SubmitClaim claim = dispatcher.claimOnSubmit();
         assertThat(claim).isNotNull();
         assertThat(claim.sessions()).containsExactly(new WorkerSession("w1", "s1"));
-        assertThat(dispatcher.claimOnSubmit()).as("one such submission at a time; the next goes batched").isNull();
         SubmitAndClaimResult fast = core.submitAndClaim(noop("t3"), claim.sessions(), claim.batchSize(), claim.requestId(),
                 claim.leader()).orTimeout(10, TimeUnit.SECONDS).join();
         dispatcher.claimedOnSubmit(claim, fast.getClaims());
@@ -139,6 +139,26 @@ class DispatcherIT {
         assertThat(dispatcher.claimOnSubmit()).as("the queue holds a task").isNull();
         assertThat(dispatcher.getSent()).isEqualTo(1);
         assertThat(core.getTask("big").join().orElseThrow().getState()).isEqualTo(TaskState.QUEUED);
+    }
+
+    @Test
+    void atMostFourSubmissionsClaimInTheirOwnRunsAtOnceAndAFailedOneLeavesTheQueueToTheRounds() {
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+        List<Dispatcher.SubmitClaim> claims = new java.util.ArrayList<>();
+        for (int i = 0; i < Dispatcher.MAX_SUBMIT_CLAIMS_IN_FLIGHT; i++) {
+            claims.add(dispatcher.claimOnSubmit());
+        }
+        assertThat(claims).doesNotContainNull();
+        assertThat(dispatcher.claimOnSubmit()).as("the next goes batched").isNull();
+
+        // One failed in transit: what it may have queued is the rounds' now, until one sees the queue empty.
+        dispatcher.claimOnSubmitFailed(claims.remove(0));
+        assertThat(dispatcher.claimOnSubmit()).as("the queue is not known to be drained").isNull();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 2 && !dispatcher.isRunning());
+        Dispatcher.SubmitClaim again = dispatcher.claimOnSubmit();
+        assertThat(again).isNotNull();
+        assertThat(dispatcher.claimOnSubmit()).as("the in-flight ones still count").isNull();
     }
 
     @Test
@@ -196,19 +216,52 @@ class DispatcherIT {
         assertThat(core.getTask("s2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
     }
 
-    /** A submission that ran after a round's claim (answered after it) is work the rounds still take. */
+    /**
+     * A submission made while a round runs claims in its own run when the last claim left nothing
+     * queued: sent plain, it would signal another round, and at a steady rate every submission
+     * would then find a round running and do the same.
+     */
     @Test
-    void aSubmissionThatRanAfterARoundsClaimIsClaimedByTheNextRound(RedisClient client) {
+    void aSubmissionWhileARoundRunsClaimsInItsOwnRunWhenTheLastClaimLeftTheQueueEmpty(RedisClient client) {
         dispatcher.trigger();
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
         try (StatefulRedisConnection<String, String> admin = client.connect()) {
             admin.sync().clientPause(2000); // until the submission below is sent, on a slow machine too
             dispatcher.taskQueued(); // a round; its claim waits in Redis
             assertThat(dispatcher.isRunning()).isTrue();
-            dispatcher.submit(noop("late")).orTimeout(10, TimeUnit.SECONDS).join(); // a round runs: queued, then a signal
+            dispatcher.submit(noop("during")).orTimeout(10, TimeUnit.SECONDS).join();
         }
+        assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(1);
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 1 && !dispatcher.isRunning());
+        assertThat(core.getTask("during").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+        assertThat(dispatcher.getRounds()).as("no round after the one that was running").isEqualTo(2);
+    }
+
+    /** A submission that ran after a round's claim (answered after it) is work the rounds still take. */
+    @Test
+    void aSubmissionThatRanAfterARoundsClaimIsClaimedByTheNextRound(RedisClient client) {
+        // Room for the submissions below: a second worker of 16 CPU slots.
+        core.register(new WorkerRegistration("w2", "s2", Map.of(), 16, 1L << 30, List.of())).join();
+        registry.add(new ConnectedWorker("w2", "s2", Map.of(), new EmbeddedChannel()));
+        dispatcher.trigger();
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1 && !dispatcher.isRunning());
+        int claiming = Dispatcher.MAX_SUBMIT_CLAIMS_IN_FLIGHT;
+        List<java.util.concurrent.CompletableFuture<SubmitResult>> calls = new java.util.ArrayList<>();
+        try (StatefulRedisConnection<String, String> admin = client.connect()) {
+            admin.sync().clientPause(2000); // until the submissions below are sent, on a slow machine too
+            dispatcher.taskQueued(); // a round; its claim waits in Redis
+            assertThat(dispatcher.isRunning()).isTrue();
+            // These claim in their own runs; the last finds as many on their way, so it is queued,
+            // then signals: its script runs after the round's claim.
+            for (int i = 0; i < claiming; i++) {
+                calls.add(dispatcher.submit(noop("first-" + i)));
+            }
+            calls.add(dispatcher.submit(noop("late")));
+            calls.forEach(c -> assertThat(c.orTimeout(10, TimeUnit.SECONDS).join().isCreated()).isTrue());
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == claiming + 1 && !dispatcher.isRunning());
+        assertThat(dispatcher.getClaimedOnSubmit()).isEqualTo(claiming);
         assertThat(core.getTask("late").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
-        assertThat(dispatcher.getRounds()).as("one found the queue empty, the next claimed it").isEqualTo(3);
+        assertThat(dispatcher.getRounds()).as("one found the queue empty, the next claimed the late one").isEqualTo(3);
     }
 }
