@@ -296,10 +296,11 @@ public final class LeaseCore implements AutoCloseable {
     }
 
     /**
-     * Returns how many submissions are on their way to Redis: runs of the submit script sent and
-     * not yet answered, and calls waiting to be batched into the next. Zero means a submission
-     * made now would run alone, so a caller may as well have it claim in the same run
-     * ({@link #submitAndClaim}); otherwise it goes faster batched with the others ({@link #submit}).
+     * Returns how many plain submissions are on their way to Redis: runs of the submit script
+     * sent and not yet answered, and calls waiting to be batched into the next ({@link
+     * #submitAndClaim} calls are not counted). Zero means a plain submission made now would run
+     * alone, so a caller may as well have it claim in the same run ({@link #submitAndClaim});
+     * otherwise it goes faster batched with the others ({@link #submit}).
      */
     public int submissionsInFlight() {
         return submits.inFlight() + submits.queued();
@@ -307,7 +308,7 @@ public final class LeaseCore implements AutoCloseable {
 
     /**
      * Submits a task and, in the same script run, claims for {@code workers} as {@link #claim}
-     * does: for a leader that knows the queue is empty and has workers, a new task is assigned
+     * does: for a leader whose last claim left no claimable task queued, a new task is assigned
      * without a second run (one Redis round trip less between submit and start). The submission is
      * decided as by {@link #submit} (idempotent by task id), the claim as by {@link #claim}
      * (idempotent by request id: a call repeated after it failed in transit answers EXISTS for the

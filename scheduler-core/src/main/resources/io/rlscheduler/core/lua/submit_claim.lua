@@ -1,5 +1,5 @@
 -- submit_claim.lua: one submission and, in the same run, a claim for the given workers: how a
--- leading master submits when it knows the queue is empty and workers are connected, so that a
+-- leading master submits when its last claim left no claimable task queued and workers are connected, so that a
 -- new task is assigned without a second script run (one round trip less from submit to start).
 -- The submission is decided exactly as submit.lua decides it (idempotent by task id) and the
 -- claim exactly as claim.lua (idempotent by request id: a replay answers the first claim answer,

@@ -230,6 +230,16 @@ public final class Dispatcher {
             submitClaimsInFlight.decrementAndGet();
             return null;
         }
+        try {
+            return claimFor(leader);
+        } catch (RuntimeException e) {
+            submitClaimsInFlight.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** The rest of {@link #claimOnSubmit()}, a slot taken: null (the slot given back) when no worker is connected. */
+    private SubmitClaim claimFor(io.rlscheduler.core.internal.LeaderStatus leader) {
         List<ConnectedWorker> workers = new ArrayList<>(CLAIM_CHUNK);
         for (ConnectedWorker w : registry.snapshot()) {
             if (w.getChannel().isActive()) {
@@ -259,16 +269,23 @@ public final class Dispatcher {
      */
     void claimedOnSubmit(SubmitClaim claim, List<ClaimResult> results) {
         boolean left = false;
-        for (int i = 0; i < results.size(); i++) {
-            ClaimResult r = results.get(i);
-            deliver(claim.workers().get(i), r);
-            left |= r.getStatus() != ClaimStatus.OK || r.getQueued() != 0;
-        }
-        drained = !left;
-        submitClaimsInFlight.decrementAndGet();
-        claimedOnSubmit.incrementAndGet();
-        if (left) {
-            taskQueued();
+        boolean handled = false;
+        try {
+            for (int i = 0; i < results.size(); i++) {
+                ClaimResult r = results.get(i);
+                deliver(claim.workers().get(i), r);
+                left |= r.getStatus() != ClaimStatus.OK || r.getQueued() != 0;
+            }
+            handled = true;
+        } finally {
+            // Whatever happened above, the slot is given back, and work not known to be taken goes to the rounds.
+            left |= !handled;
+            drained = !left;
+            submitClaimsInFlight.decrementAndGet();
+            claimedOnSubmit.incrementAndGet();
+            if (left) {
+                taskQueued();
+            }
         }
     }
 
