@@ -4,8 +4,10 @@ import io.netty.channel.Channel;
 import io.rlscheduler.core.internal.Assignment;
 import io.rlscheduler.core.internal.ClaimResult;
 import io.rlscheduler.core.internal.ClaimStatus;
+import io.rlscheduler.core.OwnerLimitExceededException;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.internal.LeaseCore;
+import io.rlscheduler.core.internal.RedisFailures;
 import io.rlscheduler.core.internal.SubmitAndClaimResult;
 import io.rlscheduler.core.internal.SubmitResult;
 import io.rlscheduler.core.internal.TaskDefinition;
@@ -159,10 +161,13 @@ public final class Dispatcher {
     /**
      * Submits a task and signals the work it brings. While the last claim left the queue without
      * claimable tasks and a worker is connected (see {@link #claimOnSubmit()}), the submission's own script run also claims,
-     * so the task is assigned one Redis round trip sooner than by the round a signal starts; a
+     * so the task is assigned one Redis round trip sooner than by the round a signal starts. A
      * call that failed in transit may have run, so it is repeated once with the same request id,
-     * which answers EXISTS and the first claim's answer, and no assignment is left undelivered.
-     * Otherwise the task is only queued and a round is asked for. Never blocks.
+     * which answers EXISTS and the first claim's answer; if the repeat fails too, the rounds take
+     * what it may have queued, and what it may have assigned goes back to the queue at its
+     * acknowledgement deadline. A refusal by the owner's limits is the script's answer, not a
+     * failure in transit: it stored and claimed nothing, and is neither repeated nor followed by a
+     * round. Otherwise the task is only queued and a round is asked for. Never blocks.
      *
      * @return the submission's answer; completes exceptionally if Redis refused or failed it
      * @throws IllegalArgumentException if the task cannot be sent as it is (nothing was written)
@@ -184,16 +189,25 @@ public final class Dispatcher {
             throw invalid;
         }
         return call
-                .exceptionallyCompose(e -> core.submitAndClaim(task, claim.sessions(), claim.batchSize(),
-                        claim.requestId(), claim.leader()))
+                .exceptionallyCompose(e -> refusedByLimits(e) ? CompletableFuture.failedFuture(e)
+                        : core.submitAndClaim(task, claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader()))
                 .handle((SubmitAndClaimResult result, Throwable e) -> {
                     if (e != null) {
-                        claimOnSubmitFailed(claim);
+                        if (refusedByLimits(e)) {
+                            submitClaimsInFlight.decrementAndGet();
+                        } else {
+                            claimOnSubmitFailed(claim);
+                        }
                         throw e instanceof CompletionException c ? c : new CompletionException(e);
                     }
                     claimedOnSubmit(claim, result.getClaims());
                     return result.getSubmit();
                 });
+    }
+
+    /** Whether a submission's run answered that the owner's limits refuse it (it changed nothing). */
+    private static boolean refusedByLimits(Throwable e) {
+        return RedisFailures.unwrap(e) instanceof OwnerLimitExceededException;
     }
 
     /**

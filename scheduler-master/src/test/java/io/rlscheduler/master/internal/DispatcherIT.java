@@ -1,12 +1,19 @@
 package io.rlscheduler.master.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.rlscheduler.core.CoreOptions;
+import io.rlscheduler.core.OwnerLimit;
+import io.rlscheduler.core.OwnerLimitExceededException;
+import io.rlscheduler.core.OwnerLimits;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.internal.LeaderStatus;
 import io.rlscheduler.core.internal.LeaseCore;
@@ -21,6 +28,8 @@ import io.rlscheduler.testkit.RedisNamespace;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -218,6 +227,53 @@ class DispatcherIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getSent() == 2);
         assertThat(dispatcher.getRounds()).as("no round was needed").isEqualTo(rounds);
         assertThat(core.getTask("s2").join().orElseThrow().getState()).isEqualTo(TaskState.ASSIGNED);
+    }
+
+    /**
+     * A submission its owner's limits refuse is the script's answer, not a failure in transit: it
+     * runs once (not again with the same request id), and leaves the queue known empty, so the
+     * next submission still claims in its own run.
+     */
+    @Test
+    void aSubmissionRefusedByItsOwnersLimitsRunsOnceAndLeavesTheNextToClaimInItsOwnRun(RedisClient client,
+                                                                                       RedisNamespace ns) {
+        List<String> runs = new CopyOnWriteArrayList<>();
+        CommandListener listener = new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                if (event.getCommand().getType() == CommandType.EVALSHA) {
+                    runs.add(event.getCommand().getArgs().toCommandString());
+                }
+            }
+        };
+        client.addListener(listener);
+        // A core of its own, made after the listener: Lettuce wires listeners into new connections.
+        LeaseCore counted = LeaseCore.create(client, CoreOptions.builder().namespace(ns.name()).build());
+        LeaderStatus leader = counted.acquireLeadership("m1", "127.0.0.1:1", Duration.ofMinutes(1)).join();
+        Dispatcher d = new Dispatcher(counted, () -> leader, registry, starts -> { }, 16);
+        try {
+            counted.owners().setLimits("alice", OwnerLimits.builder().maxGpusPerTask(1).build()).join();
+            d.trigger();
+            await().atMost(Duration.ofSeconds(10)).until(() -> d.getRounds() == 1 && !d.isRunning());
+
+            TaskDefinition big = TaskDefinition.builder("too-big").gpus(2).owner("alice")
+                    .specJson("{\"script\":\"noop.py\"}").build();
+            Throwable refused = catchThrowable(() -> d.submit(big).orTimeout(10, TimeUnit.SECONDS).join());
+            assertThat(refused).isInstanceOf(CompletionException.class);
+            assertThat(refused.getCause()).isInstanceOfSatisfying(OwnerLimitExceededException.class,
+                    e -> assertThat(e.getLimit()).isEqualTo(OwnerLimit.MAX_GPUS_PER_TASK));
+            assertThat(runs.stream().filter(r -> r.contains("too-big"))).as("script runs carrying the refused task")
+                    .hasSize(1);
+            assertThat(counted.getTask("too-big").join()).isEmpty();
+
+            d.submit(noop("next")).orTimeout(10, TimeUnit.SECONDS).join();
+            assertThat(d.getClaimedOnSubmit()).as("the refusal left the queue known empty").isEqualTo(1);
+            assertThat(d.getRounds()).as("no round followed the refusal").isEqualTo(1);
+        } finally {
+            d.stop();
+            counted.close();
+            client.removeListener(listener);
+        }
     }
 
     /**
