@@ -12,7 +12,7 @@
 #     heartbeats     10,000 simulated workers on one master in its own JVM; needs ~11,000 open files per JVM
 #     checkpoint-directory  a 1 GiB checkpoint's commit into the directory store, GiB/s, against cp -r
 #     checkpoint-s3  the same into the S3 store (s3proxy in the JVM), against the AWS SDK's transfer manager
-#     fair-share     a colleague's task behind another owner's sweep of 2,000: its wait in task lengths; and
+#     fair-share     a colleague's 5 tasks behind another owner's sweep of 2,000: their waits in task lengths; and
 #                    dispatch throughput and latency with 8 owners and limits against one owner without
 #     http           submissions/s through the HTTP API against the Java API (same concurrency), live log
 #                    over SSE against the Java follower, 1,000 SSE followers of one run: the server's CPU

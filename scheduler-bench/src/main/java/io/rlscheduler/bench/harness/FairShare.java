@@ -6,10 +6,12 @@ import io.rlscheduler.master.SchedulerMaster;
 import io.rlscheduler.master.TaskSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
@@ -20,10 +22,16 @@ import java.util.function.IntFunction;
  *
  * <p><b>Wait.</b> One owner submits a sweep of {@code sweep} tasks, each holding its CPU slot for
  * {@code taskMs} (an in-JVM executor: no process), on {@code waitWorkers} workers of one slot each;
- * once {@code sweepStarted} of them have started, another owner submits one task. The figure is
- * that task's wait from its submission to its start, in units of a task's length (goal: at most 1,
- * the next free slot). First-come would have put it behind the rest of the sweep; that wait is
- * printed beside it.
+ * once {@code sweepStarted} of them have started, another owner submits {@code colleagueTasks}
+ * tasks, one at a time, each once the one before has started and after a pseudo-random part of a
+ * task's length. The figure is the median of their waits from submission to start, in units of a
+ * task's length (goal: at most 1, the next free slot); each wait is kept, with when the first
+ * task ended after the submission was stored (from the sweep's start times), how long after
+ * that the colleague's task started (negative: it took a slot that was between two sweep tasks),
+ * and how many sweep tasks started after the submission was stored and before the colleague's
+ * task (0: none overtook it; one claimed just before the submission was stored can still start
+ * after it). First-come would
+ * have put the first behind the rest of the sweep; that wait is printed beside it.
  *
  * <p><b>Cost, on against off, in the same run on one cluster</b> (no-op tasks, as
  * dispatch-throughput and dispatch-latency): "off" is every task of one owner with no limits, so
@@ -55,6 +63,7 @@ public final class FairShare implements EndToEndBenchmark {
                 new Param("sweepStarted", "100", "sweep tasks started before the colleague submits"),
                 new Param("taskMs", "50", "how long each sweep task holds its slot, ms"),
                 new Param("waitWorkers", "4", "workers of the wait part, one CPU slot each"),
+                new Param("colleagueTasks", "5", "the colleague's tasks, one at a time, each submitted once the one before started"),
                 new Param("owners", "8", "owners the 'on' batches are spread over"),
                 new Param("tasks", "20000", "tasks per throughput batch"),
                 new Param("pairs", "5", "off/on pairs of throughput batches, and of latency batches"),
@@ -105,23 +114,54 @@ public final class FairShare implements EndToEndBenchmark {
                 }
                 Thread.sleep(5); // polling the executor's count, outside any measured interval
             }
-            long submitted = System.nanoTime();
-            master.submit(TaskSpec.python("noop.py").taskId("colleague-0").cpuSlots(1).gpus(0).owner("colleague").build());
-            while (executor.startNanos("colleague-0") < 0) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("the colleague's task did not start");
+            int samples = p.getInt("colleagueTasks", 1);
+            Random offsets = new Random(20);
+            List<Double> waits = new ArrayList<>();
+            List<Double> slotWaits = new ArrayList<>();
+            List<Double> afterSlot = new ArrayList<>();
+            List<Long> overtaken = new ArrayList<>();
+            double firstCome = 0;
+            for (int k = 0; k < samples; k++) {
+                if (k > 0) {
+                    // A pseudo-random phase against the slots' ends, so that the samples do not all
+                    // land at the same point of a task's length.
+                    Thread.sleep(offsets.nextInt(taskMs));
                 }
-                Thread.sleep(1);
+                String colleague = "colleague-" + k;
+                long submitted = System.nanoTime();
+                master.submit(TaskSpec.python("noop.py").taskId(colleague).cpuSlots(1).gpus(0).owner("colleague").build());
+                long stored = System.nanoTime();
+                while (executor.startNanos(colleague) < 0) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("the colleague's task " + colleague + " did not start");
+                    }
+                    Thread.sleep(1); // polling the executor's record; the start time is the executor's own
+                }
+                long start = executor.startNanos(colleague);
+                if (k == 0) {
+                    firstCome = (double) (sweep - (executor.distinctTasks() - 1)) / workers;
+                }
+                SlotView slots = SlotView.of(executor, sweep, k, submitted, stored, start,
+                        TimeUnit.MILLISECONDS.toNanos(taskMs));
+                waits.add(Stats.round3((start - submitted) / 1e6 / taskMs));
+                slotWaits.add(Stats.round3(slots.nextFreeNanos() / 1e6));
+                afterSlot.add(Stats.round3((start - submitted - slots.nextFreeNanos()) / 1e6));
+                overtaken.add(slots.sweepStartedMeanwhile());
+                System.out.printf(Locale.ROOT, "# colleague task %d: started %.1f ms after its submission (%.2f task"
+                        + " lengths); the first task to end after it was stored ended %.1f ms after it; sweep tasks"
+                        + " started after it was stored and before it: %d%n", k + 1,
+                        (start - submitted) / 1e6, waits.get(k), slotWaits.get(k), slots.sweepStartedMeanwhile());
             }
-            long waited = executor.startNanos("colleague-0") - submitted;
-            long sweepStartedThen = executor.distinctTasks() - 1;
-            double inTasks = waited / 1e6 / taskMs;
-            double firstCome = (double) (sweep - sweepStartedThen) / workers;
-            System.out.printf(Locale.ROOT, "# measured: the colleague's task started %.1f ms after its submission: %.2f task"
-                    + " lengths (goal <= 1); first-come, it would have waited behind %,d tasks: about %.0f task lengths%n",
-                    waited / 1e6, inTasks, sweep - sweepStartedThen, firstCome);
-            params.put("wait_ms", Stats.round3(waited / 1e6));
+            double inTasks = median(waits);
+            System.out.printf(Locale.ROOT, "# measured: the colleague's %d tasks waited %s task lengths, median %.2f (goal <= 1);"
+                    + " first-come, the first would have waited behind about %.0f task lengths%n", samples, waits, inTasks,
+                    firstCome);
             params.put("wait_task_lengths", Stats.round3(inTasks));
+            params.put("wait_task_lengths_each", waits);
+            params.put("wait_task_lengths_max", Collections.max(waits));
+            params.put("next_free_slot_ms_each", slotWaits);
+            params.put("start_after_free_slot_ms_each", afterSlot);
+            params.put("sweep_started_meanwhile_each", overtaken);
             params.put("first_come_wait_task_lengths", Stats.round1(firstCome));
             params.put("wait_goal_met", inTasks <= 1.0);
             for (int i = 0; i < sweep; i++) {
@@ -227,6 +267,40 @@ public final class FairShare implements EndToEndBenchmark {
             params.put("latency_p99_on_minus_off_median_ms", Stats.round3(p99Difference));
             params.put("latency_saturated", saturated);
             params.put("cost_goal_met", ratio >= 0.9 && p99Difference <= 1.0);
+        }
+    }
+
+    /**
+     * The slots as one colleague task saw them, from the executor's start times (each task holds
+     * its slot for one task length from its start): when the first task, of the sweep or an earlier
+     * one of the colleague's, ended after the submission was stored, as nanoseconds from the
+     * submission (a slot between two tasks then, its next already claimed or not, does not count
+     * as freed), and how many sweep tasks started between the storing and the colleague's start.
+     */
+    private record SlotView(long nextFreeNanos, long sweepStartedMeanwhile) {
+        static SlotView of(NoopExecutor executor, int sweep, int colleague, long submitted, long stored,
+                long colleagueStart, long holdNanos) {
+            long nextEnd = Long.MAX_VALUE;
+            long meanwhile = 0;
+            for (int i = 0; i < sweep; i++) {
+                long start = executor.startNanos(DispatchThroughput.taskId("sweep-", i));
+                if (start < 0) {
+                    continue;
+                }
+                if (start + holdNanos > stored) {
+                    nextEnd = Math.min(nextEnd, start + holdNanos);
+                }
+                if (start > stored && start < colleagueStart) {
+                    meanwhile++;
+                }
+            }
+            for (int k = 0; k < colleague; k++) { // the colleague's earlier tasks hold slots too
+                long end = executor.startNanos("colleague-" + k) + holdNanos;
+                if (end > stored) {
+                    nextEnd = Math.min(nextEnd, end);
+                }
+            }
+            return new SlotView(nextEnd - submitted, meanwhile);
         }
     }
 
