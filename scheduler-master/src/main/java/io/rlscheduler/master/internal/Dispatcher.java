@@ -7,7 +7,6 @@ import io.rlscheduler.core.internal.ClaimStatus;
 import io.rlscheduler.core.OwnerLimitExceededException;
 import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.internal.LeaseCore;
-import io.rlscheduler.core.internal.RedisFailures;
 import io.rlscheduler.core.internal.SubmitAndClaimResult;
 import io.rlscheduler.core.internal.SubmitResult;
 import io.rlscheduler.core.internal.TaskDefinition;
@@ -176,7 +175,11 @@ public final class Dispatcher {
         submitting(task.getTaskId());
         SubmitClaim claim = claimOnSubmit();
         if (claim == null) {
-            return core.submit(task).thenApply(result -> {
+            return core.submit(task).handle((result, e) -> {
+                if (e != null) {
+                    refused(task, e);
+                    throw e instanceof CompletionException c ? c : new CompletionException(e);
+                }
                 taskQueued();
                 return result;
             });
@@ -193,7 +196,7 @@ public final class Dispatcher {
                         : core.submitAndClaim(task, claim.sessions(), claim.batchSize(), claim.requestId(), claim.leader()))
                 .handle((SubmitAndClaimResult result, Throwable e) -> {
                     if (e != null) {
-                        if (refusedByLimits(e)) {
+                        if (refused(task, e)) {
                             submitClaimsInFlight.decrementAndGet();
                         } else {
                             claimOnSubmitFailed(claim);
@@ -205,9 +208,27 @@ public final class Dispatcher {
                 });
     }
 
+    /**
+     * Whether a submission failed because its owner's limits refuse it; if so its id is forgotten
+     * as this master's own submission ({@link #submitting}): no QUEUED event of it will come, and
+     * a later submission of the id by another master must signal.
+     */
+    private boolean refused(TaskDefinition task, Throwable e) {
+        if (!refusedByLimits(e)) {
+            return false;
+        }
+        ownSubmissions.remove(task.getTaskId());
+        return true;
+    }
+
     /** Whether a submission's run answered that the owner's limits refuse it (it changed nothing). */
     private static boolean refusedByLimits(Throwable e) {
-        return RedisFailures.unwrap(e) instanceof OwnerLimitExceededException;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof OwnerLimitExceededException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -230,7 +251,8 @@ public final class Dispatcher {
      * submission sent plain because one of them was running would signal the next round, whose
      * submissions would then do the same, at every rate where a round outlasts the gap between
      * two submissions. A non-null answer is followed by {@link #claimedOnSubmit} or
-     * {@link #claimOnSubmitFailed} ({@link #submit} does both). Never blocks.
+     * {@link #claimOnSubmitFailed} ({@link #submit} does both), or, when the owner's limits refuse
+     * the submission, by the slot alone given back. Never blocks.
      */
     SubmitClaim claimOnSubmit() {
         if (stopped || !drained || core.submissionsInFlight() > 0) {

@@ -14,6 +14,7 @@ import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.OwnerLimit;
 import io.rlscheduler.core.OwnerLimitExceededException;
 import io.rlscheduler.core.OwnerLimits;
+import io.rlscheduler.core.TaskEvent;
 import io.rlscheduler.core.TaskState;
 import io.rlscheduler.core.internal.LeaderStatus;
 import io.rlscheduler.core.internal.LeaseCore;
@@ -269,11 +270,33 @@ class DispatcherIT {
             d.submit(noop("next")).orTimeout(10, TimeUnit.SECONDS).join();
             assertThat(d.getClaimedOnSubmit()).as("the refusal left the queue known empty").isEqualTo(1);
             assertThat(d.getRounds()).as("no round followed the refusal").isEqualTo(1);
+            for (int i = 0; i < Dispatcher.MAX_SUBMIT_CLAIMS_IN_FLIGHT; i++) {
+                assertThat(d.claimOnSubmit()).as("claiming slot %d is free again", i + 1).isNotNull();
+            }
+            // The refused id is not taken for this master's own: the QUEUED event of another
+            // master's later submission of it signals a round.
+            d.queuedEvent("too-big", TaskEvent.Via.SUBMIT);
+            await().atMost(Duration.ofSeconds(10)).until(() -> d.getRounds() == 2);
         } finally {
+            client.removeListener(listener);
             d.stop();
             counted.close();
-            client.removeListener(listener);
         }
+    }
+
+    /** A plain submission its owner's limits refuse is not taken for this master's own either. */
+    @Test
+    void aPlainSubmissionRefusedByItsOwnersLimitsLeavesTheIdToOtherMastersSignals() {
+        core.owners().setLimits("alice", OwnerLimits.builder().maxGpusPerTask(1).build()).join();
+        assertThat(dispatcher.claimOnSubmit()).as("no claim has run: the submission goes plain").isNull();
+        TaskDefinition big = TaskDefinition.builder("too-big").gpus(2).owner("alice")
+                .specJson("{\"script\":\"noop.py\"}").build();
+        Throwable refused = catchThrowable(() -> dispatcher.submit(big).orTimeout(10, TimeUnit.SECONDS).join());
+        assertThat(refused.getCause()).isInstanceOf(OwnerLimitExceededException.class);
+        assertThat(dispatcher.getRounds()).isZero();
+
+        dispatcher.queuedEvent("too-big", TaskEvent.Via.SUBMIT);
+        await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.getRounds() == 1);
     }
 
     /**
