@@ -26,12 +26,11 @@ import java.util.function.IntFunction;
  * tasks, one at a time, each once the one before has started and after a pseudo-random part of a
  * task's length. The figure is the median of their waits from submission to start, in units of a
  * task's length (goal: at most 1, the next free slot); each wait is kept, with when the first
- * task ended after the submission was stored (from the sweep's start times), how long after
- * that the colleague's task started (negative: it took a slot that was between two sweep tasks),
- * and how many sweep tasks started after the submission was stored and before the colleague's
- * task (0: none overtook it; one claimed just before the submission was stored can still start
- * after it). First-come would
- * have put the first behind the rest of the sweep; that wait is printed beside it.
+ * task ended after the submission was stored (from the tasks' start times), how long after that
+ * the colleague's task started (negative: it took a slot that was between two tasks), and how many
+ * sweep tasks started after the submission was stored and before the colleague's task (0: none
+ * overtook it; one claimed just before the submission was stored can still start after it).
+ * First-come would have put the first behind the rest of the sweep; that wait is printed beside it.
  *
  * <p><b>Cost, on against off, in the same run on one cluster</b> (no-op tasks, as
  * dispatch-throughput and dispatch-latency): "off" is every task of one owner with no limits, so
@@ -300,7 +299,7 @@ public final class FairShare implements EndToEndBenchmark {
                     nextEnd = Math.min(nextEnd, end);
                 }
             }
-            return new SlotView(nextEnd - submitted, meanwhile);
+            return new SlotView(nextEnd == Long.MAX_VALUE ? 0 : nextEnd - submitted, meanwhile); // none held: free at once
         }
     }
 
