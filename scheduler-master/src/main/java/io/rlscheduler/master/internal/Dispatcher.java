@@ -223,7 +223,8 @@ public final class Dispatcher {
 
     /** Whether a submission's run answered that the owner's limits refuse it (it changed nothing). */
     private static boolean refusedByLimits(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        Throwable t = e;
+        for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) { // bounded: causes may loop
             if (t instanceof OwnerLimitExceededException) {
                 return true;
             }
