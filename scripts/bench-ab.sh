@@ -22,7 +22,7 @@ A=$1 B=$2 PAIRS=$3
 shift 3
 NAMES=("$@")
 JAVA=${JAVA:-java}
-read -r -a JAVA_OPTS <<< "${BENCH_JAVA_OPTS:--Xms1g -Xmx2g}"
+read -r -a JAVA_OPTS <<< "-Xms1g -Xmx2g ${BENCH_JAVA_OPTS:-}"
 read -r -a PARAMS <<< "${BENCH_PARAMS:-}"
 read -r -a A_PARAMS <<< "${BENCH_A_PARAMS:-}"
 read -r -a B_PARAMS <<< "${BENCH_B_PARAMS:-}"

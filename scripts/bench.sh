@@ -31,7 +31,7 @@
 #                    "-p tls=true" runs dispatch-throughput, dispatch-latency and log-stream over TLS)
 #   BENCH_JMH_OPTS   JMH run settings (default "-f 1 -wi 2 -w 2s -i 3 -r 2s": shorter than the annotations'
 #                    3 x 2 s warmup + 5 x 2 s measurement, to keep the whole run under 10 minutes on 2 cores)
-#   BENCH_JAVA_OPTS  JVM options of BenchMain (default "-Xms1g -Xmx2g")
+#   BENCH_JAVA_OPTS  JVM options of BenchMain, after "-Xms1g -Xmx2g" (a later -Xms or -Xmx wins)
 #   BENCH_REBUILD=1  rebuild the jar even if it exists
 #   MVNW_OPTS        extra Maven options for the build, e.g. "-o"
 #   REDIS_URL        use this Redis instead of starting redis-server (its settings are left alone)
@@ -41,7 +41,7 @@ cd "$(dirname "$0")/.."
 JAR=scheduler-bench/target/benchmarks.jar
 OUT=bench-results
 JAVA=${JAVA:-java}
-read -r -a JAVA_OPTS <<< "${BENCH_JAVA_OPTS:--Xms1g -Xmx2g}"
+read -r -a JAVA_OPTS <<< "-Xms1g -Xmx2g ${BENCH_JAVA_OPTS:-}"
 read -r -a JMH_OPTS <<< "${BENCH_JMH_OPTS:--f 1 -wi 2 -w 2s -i 3 -r 2s}"
 read -r -a PARAMS <<< "${BENCH_PARAMS:-}"
 read -r -a MVN_EXTRA <<< "${MVNW_OPTS:-}"

@@ -15,7 +15,7 @@
 #   ./mvnw -B -DskipTests package -pl scheduler-bench -am
 # Environment:
 #   BULLMQ_COMPARE_TASKS  tasks (and jobs) measured per run (default 50000)
-#   BENCH_JAVA_OPTS       JVM options of our run (default "-Xms1g -Xmx2g")
+#   BENCH_JAVA_OPTS       JVM options of our run, after "-Xms1g -Xmx2g" (a later -Xms or -Xmx wins)
 #   BENCH_PARAMS          extra BenchMain options for our run, e.g. "-p dispatch-throughput.warmupRounds=4"
 #   BULLMQ_OPTS           extra dispatch.mjs options, e.g. "--concurrency 128"
 set -euo pipefail
@@ -30,7 +30,7 @@ TASKS=${BULLMQ_COMPARE_TASKS:-50000}
 JAR=scheduler-bench/target/benchmarks.jar
 OUT=bench-results/bullmq-compare
 JAVA=${JAVA:-java}
-read -r -a JAVA_OPTS <<< "${BENCH_JAVA_OPTS:--Xms1g -Xmx2g}"
+read -r -a JAVA_OPTS <<< "-Xms1g -Xmx2g ${BENCH_JAVA_OPTS:-}"
 read -r -a PARAMS <<< "${BENCH_PARAMS:-}"
 read -r -a BULLMQ_EXTRA <<< "${BULLMQ_OPTS:-}"
 
