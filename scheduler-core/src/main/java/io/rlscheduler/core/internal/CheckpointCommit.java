@@ -18,9 +18,12 @@ public record CheckpointCommit(Status status, String id, List<CheckpointEntry> e
     public enum Status {
         /** The pointer moved to this checkpoint. */
         COMMITTED,
-        /** This checkpoint is the newest already (a replay); nothing changed. */
+        /**
+         * This checkpoint is committed already, in the list of kept ones (a replay, whoever holds the
+         * task now); nothing changed.
+         */
         DUPLICATE,
-        /** A newer checkpoint is committed; nothing changed. */
+        /** A newer checkpoint is committed, and this one is not; nothing changed. */
         BEHIND,
         /** The kept checkpoints would exceed the task's byte limit; said in the task record, nothing else changed. */
         TOO_LARGE,

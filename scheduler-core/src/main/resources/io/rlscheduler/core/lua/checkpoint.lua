@@ -11,16 +11,27 @@
 --             [13] the most bytes the kept checkpoints may hold together ('0': no limit)
 --   restored: [6] attempt, [7] the note (JSON object text)
 --   error:    [6] why a checkpoint could not be committed (kept as the record's artifact_error)
--- A commit is accepted only forward: its (epoch, number) must be greater than the newest entry's,
--- and only if the checkpoints kept after it fit the task's byte limit; one that does not is
--- refused TOO_LARGE and said in the task record (artifact_error) until a commit succeeds.
+-- A commit of a checkpoint the list holds answers DUPLICATE, whoever holds the task now: it is
+-- committed, and a replay (Lettuce re-sends a command whose answer a broken connection lost; the
+-- worker retries one that failed in transit) must not read as a refusal, or the worker would
+-- delete the objects of a committed checkpoint. Otherwise a commit is accepted only forward (its
+-- (epoch, number) must be greater than the newest entry's) and only if the checkpoints kept after
+-- it fit the task's byte limit; one that does not is refused TOO_LARGE and said in the task record
+-- (artifact_error) until a commit succeeds.
 -- Returns JSON: {r="OK", id, evicted=[entries dropped beyond the kept count, oldest last]} |
---   {r="DUPLICATE", id} (that checkpoint is the newest already) | {r="BEHIND", latest} (a newer
---   one is committed) | {r="TOO_LARGE", bytes (what the kept ones would hold)} |
+--   {r="DUPLICATE", id} (the list holds that checkpoint) | {r="BEHIND", latest} (a newer one is
+--   committed, and this one is not) | {r="TOO_LARGE", bytes (what the kept ones would hold)} |
 --   {r="STALE"|"WRONG_SESSION"|"UNKNOWN_TASK", epoch, state}
 local K_LIST, K_RESTORES = KEYS[18], KEYS[19]
 local op, task_id, epoch, worker, session = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local now_ms = now_parts()
+
+if op == 'commit' then
+  local id = 'e' .. epoch .. '-' .. ARGV[7]
+  for _, kept in ipairs(redis.call('LRANGE', K_LIST, 0, -1)) do
+    if cjson.decode(kept).id == id then return reply({r = 'DUPLICATE', id = id}) end
+  end
+end
 
 local st = load_task(task_id)
 local denied = check_owned(st, epoch, worker, session)
@@ -45,7 +56,6 @@ local newest = redis.call('LINDEX', K_LIST, 0)
 if newest then
   local e = cjson.decode(newest)
   local ne, ce = tonumber(e.epoch), tonumber(epoch)
-  if e.id == id then return reply({r = 'DUPLICATE', id = id}) end
   if ne > ce or (ne == ce and tonumber(e.n) >= n) then return reply({r = 'BEHIND', latest = e.id}) end
 end
 local keep = tonumber(ARGV[12])

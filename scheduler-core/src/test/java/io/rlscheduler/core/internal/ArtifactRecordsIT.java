@@ -51,23 +51,45 @@ class ArtifactRecordsIT {
         TaskLease lease = running("w1", "s");
         assertThat(join(artifacts.committed("t"))).isEmpty();
         assertThat(commit(lease, "w1", "s", 1, 5).status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
-        CheckpointCommit second = commit(lease, "w1", "s", 2, 5);
-        assertThat(second.status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
-        assertThat(second.id()).isEqualTo("e" + lease.getEpoch() + "-2");
+        CheckpointCommit third = commit(lease, "w1", "s", 3, 5);
+        assertThat(third.status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
+        assertThat(third.id()).isEqualTo("e" + lease.getEpoch() + "-3");
 
-        assertThat(commit(lease, "w1", "s", 2, 5).status()).isEqualTo(CheckpointCommit.Status.DUPLICATE);
-        CheckpointCommit behind = commit(lease, "w1", "s", 1, 5);
+        assertThat(commit(lease, "w1", "s", 3, 5).status()).isEqualTo(CheckpointCommit.Status.DUPLICATE);
+        assertThat(commit(lease, "w1", "s", 1, 5).status()).as("a replay of a kept one that is not the newest")
+                .isEqualTo(CheckpointCommit.Status.DUPLICATE);
+        CheckpointCommit behind = commit(lease, "w1", "s", 2, 5);
         assertThat(behind.status()).isEqualTo(CheckpointCommit.Status.BEHIND);
-        assertThat(behind.id()).isEqualTo(second.id());
+        assertThat(behind.id()).isEqualTo(third.id());
 
         List<CheckpointEntry> list = join(artifacts.committed("t"));
-        assertThat(list).extracting(CheckpointEntry::number).containsExactly(2, 1);
+        assertThat(list).extracting(CheckpointEntry::number).containsExactly(3, 1);
         CheckpointEntry newest = list.get(0);
         assertThat(newest.epoch()).isEqualTo(lease.getEpoch());
-        assertThat(newest.bytes()).isEqualTo(200);
-        assertThat(newest.files()).isEqualTo(2);
+        assertThat(newest.bytes()).isEqualTo(300);
+        assertThat(newest.files()).isEqualTo(3);
         assertThat(newest.workerId()).isEqualTo("w1");
-        assertThat(newest.manifestKey()).endsWith("-2.manifest.json");
+        assertThat(newest.manifestKey()).endsWith("-3.manifest.json");
+    }
+
+    /**
+     * A commit replayed after its attempt lost the task (Lettuce re-sends a command whose answer a
+     * broken connection lost, as when Redis restarts from its AOF) answers DUPLICATE, not STALE:
+     * the worker deletes the objects of a checkpoint it is told was not committed.
+     */
+    @Test
+    void aCommitReplayedAfterItsAttemptLostTheTaskAnswersDuplicateWhileTheCheckpointIsKept() {
+        TaskLease first = running("w1", "s");
+        assertThat(commit(first, "w1", "s", 1, 2).status()).isEqualTo(CheckpointCommit.Status.COMMITTED);
+        assertThat(join(core.register(worker("w1", "s-new"))).getRequeued()).containsExactly("t");
+
+        CheckpointCommit replay = commit(first, "w1", "s", 1, 2);
+        assertThat(replay.status()).isEqualTo(CheckpointCommit.Status.DUPLICATE);
+        assertThat(replay.id()).isEqualTo("e" + first.getEpoch() + "-1");
+        assertThat(replay.evicted()).isEmpty();
+        assertThat(commit(first, "w1", "s", 2, 2).status()).as("a new one of the lost attempt")
+                .isEqualTo(CheckpointCommit.Status.STALE);
+        assertThat(join(artifacts.committed("t"))).extracting(CheckpointEntry::number).containsExactly(1);
     }
 
     @Test

@@ -338,6 +338,7 @@ public final class CheckpointCommitter {
         /** Sends a checkpoint's files and manifest, then moves the pointer; on a pipeline thread. */
         private void upload(Job job) {
             String task = lease.getTaskId();
+            boolean commitSent = false;
             try {
                 List<Map.Entry<String, Path>> files = new ArrayList<>();
                 for (FileListing.Entry e : job.snapshot.files()) {
@@ -360,6 +361,7 @@ public final class CheckpointCommitter {
                         List.copyOf(entries));
                 String manifestKey = RunLayout.checkpointManifest(task, job.id);
                 StoredObject m = transfers.store().put(manifestKey, manifest.toJson());
+                commitSent = true;
                 CheckpointCommit result = core.artifacts().commit(lease, workerId, sessionId, attempt, job.number,
                         manifestKey, m.getSha256(), manifest.bytes(), entries.size(), keep, maxBytes)
                         .get(30, TimeUnit.SECONDS);
@@ -369,7 +371,8 @@ public final class CheckpointCommitter {
                 discard(job, new SchedulerException("checkpoint " + job.id + " not committed: the worker is stopping"), false);
             } catch (StoreUnavailableException | java.util.concurrent.ExecutionException
                      | java.util.concurrent.TimeoutException | UncheckedIOException | IOException e) {
-                retry(job, e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e);
+                retry(job, e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e,
+                        commitSent);
             } catch (RuntimeException e) {
                 log.error("task {} checkpoint {}: upload failed", task, job.id, e);
                 discard(job, new SchedulerException("checkpoint " + job.id + " not committed: " + e, false, e), true);
@@ -406,16 +409,21 @@ public final class CheckpointCommitter {
             return new LeaseLostException(lease.getTaskId(), lease.getEpoch(), 0, what + " of task " + lease.getTaskId());
         }
 
-        /** A transfer failed: tried again after the backoff, unless a newer checkpoint waits (then dropped for it). */
-        private void retry(Job job, Throwable cause) {
+        /**
+         * A transfer failed: tried again after the backoff, unless a newer checkpoint waits (then
+         * dropped for it). A dropped one whose commit call had been made may be committed (Redis
+         * ran it and the answer was lost): its objects are not deleted then, but left to the
+         * collection at the task's next attempt, which keeps what the list of committed ones holds.
+         */
+        private void retry(Job job, Throwable cause, boolean commitSent) {
             job.failures++;
             boolean replaced;
             synchronized (this) {
                 replaced = queued != null || lost;
             }
             if (replaced) {
-                discard(job, new SchedulerException("checkpoint " + job.id + " not committed (" + cause.getMessage()
-                        + "); a newer one replaces it"), true);
+                discard(job, new SchedulerException("checkpoint " + job.id + (commitSent ? ": its commit's answer was lost ("
+                        : " not committed (") + cause.getMessage() + "); a newer one replaces it"), !commitSent);
                 return;
             }
             Duration wait = transfers.backoff(job.failures);

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.rlscheduler.core.CoreOptions;
 import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.internal.Assignment;
@@ -17,6 +19,7 @@ import io.rlscheduler.store.DirectoryStore;
 import io.rlscheduler.store.StoredObject;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
+import io.rlscheduler.testkit.TestRedis;
 import io.rlscheduler.worker.ArtifactOptions;
 import java.io.InputStream;
 import java.net.URI;
@@ -152,6 +155,55 @@ class CheckpointCommitterIT {
             assertThat(new String(in.readAllBytes())).isEqualTo("written after the mark");
         }
         assertThat(slot.ended(true)).as("nothing left in flight").succeedsWithin(Duration.ofSeconds(10));
+    }
+
+    /**
+     * A checkpoint whose commit call failed with its outcome unknown, dropped for a newer one, keeps
+     * its objects: Redis may have run the commit (here it did, as when Redis is killed after the
+     * script ran and before its answer went out). Deleting them would leave the list of committed
+     * checkpoints pointing at nothing; the collection at the next attempt deletes them if the list
+     * does not hold them.
+     */
+    @Test
+    void aCheckpointWhoseCommitsAnswerWasLostKeepsItsObjectsWhenANewerOneReplacesIt(TestRedis server, RedisURI uri,
+                                                                                  RedisNamespace ns) throws Exception {
+        server.assumeControllable();
+        TaskLease lease = running();
+        // The worker's own kind of client: commands fail at once while Redis is away.
+        RedisClient rejecting = RedisClient.create(uri);
+        rejecting.setOptions(ClientOptions.builder().disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .build());
+        LeaseCore workerCore = LeaseCore.create(rejecting, CoreOptions.builder().namespace(ns.name()).build());
+        try {
+            CheckpointCommitter c = new CheckpointCommitter(workerCore, "w1", "s1", transfers, dir.resolve("snapshots"));
+            Path ckpt = Files.createDirectories(dir.resolve("runs/t/checkpoints"));
+            CheckpointCommitter.Slot slot = c.open(lease, 1, ckpt, null, line -> { }, 0, 0);
+            Files.writeString(ckpt.resolve("state.txt"), "step 1");
+            CompletableFuture<String> first = slot.commit("");
+            await().atMost(Duration.ofSeconds(10)).until(() -> store.waiting.get() == 1);
+            String id = "e" + lease.getEpoch() + "-1";
+            String manifest = io.rlscheduler.store.RunLayout.checkpointManifest("t", id);
+            // What the lost answer had done: the commit ran in Redis.
+            join(core.artifacts().commit(lease, "w1", "s1", 1, 1, manifest, "ab".repeat(32), 6, 1, 2, 0));
+            Path tmp = ckpt.resolve(".state.tmp"); // a new inode, as an atomic save makes: the first snapshot stands
+            Files.writeString(tmp, "step 2");
+            Files.move(tmp, ckpt.resolve("state.txt"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            CompletableFuture<String> second = slot.commit("");
+
+            server.kill();
+            store.gate.countDown();
+            assertThatThrownBy(() -> first.get(20, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                    .cause().hasMessageContaining("its commit's answer was lost");
+            assertThat(store.stat(manifest)).as("the manifest of a checkpoint Redis lists").isPresent();
+            assertThat(store.stat(io.rlscheduler.store.RunLayout.checkpointFile("t", id, "state.txt"))).isPresent();
+
+            server.restart();
+            String newer = second.get(30, TimeUnit.SECONDS);
+            assertThat(join(core.artifacts().committed("t"))).extracting(CheckpointEntry::id).containsExactly(newer, id);
+        } finally {
+            workerCore.close();
+            rejecting.shutdown();
+        }
     }
 
     private static <T> T join(CompletableFuture<T> f) {
