@@ -9,6 +9,12 @@ import io.rlscheduler.master.TaskSpec;
 import io.rlscheduler.testkit.RedisExtension;
 import io.rlscheduler.testkit.RedisNamespace;
 import io.rlscheduler.testkit.TestRedis;
+import io.rlscheduler.worker.ExecutionResult;
+import io.rlscheduler.worker.StopReason;
+import io.rlscheduler.worker.TaskContext;
+import io.rlscheduler.worker.TaskExecution;
+import io.rlscheduler.worker.TaskExecutor;
+import io.rlscheduler.worker.TaskOutput;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,6 +24,8 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -82,7 +90,7 @@ class ProvenanceIT {
     private AttemptProvenance runToEnd(String taskId, String script, int gpus) throws Exception {
         TaskHandle handle = cluster.master.submit(TaskSpec.python(script).taskId(taskId).gpus(gpus).build());
         assertThat(handle.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
-        // Recorded just after the start, without holding it up: it may come after the end.
+        // Collected just after the start, without holding it up: it may come after the end.
         await().atMost(Duration.ofSeconds(20)).until(() -> !handle.provenance().isEmpty());
         List<AttemptProvenance> attempts = handle.provenance();
         assertThat(attempts).hasSize(1);
@@ -143,6 +151,67 @@ class ProvenanceIT {
         assertThat(outside.getGpus()).singleElement().extracting(AttemptProvenance.Gpu::getUuid).isEqualTo(GPU0_UUID);
         assertThatThrownBy(() -> cluster.master.task("no-such-task").provenance())
                 .isInstanceOf(TaskNotFoundException.class);
+    }
+
+    /**
+     * A worker of in-JVM attempts (labelled runs=in-jvm) whose attempts end when {@code end}
+     * completes; its own run root and state directory.
+     */
+    private void inJvmWorker(CompletableFuture<ExecutionResult> end) {
+        cluster.start(cluster.workerBuilder("w2").labels(Map.of("runs", "in-jvm")).runRoot(dir.resolve("runs-w2"))
+                .executor(new TaskExecutor() {
+                    @Override
+                    public TaskExecution start(TaskContext context, TaskOutput output) {
+                        return new TaskExecution() {
+                            @Override
+                            public CompletableFuture<ExecutionResult> completion() {
+                                return end;
+                            }
+
+                            @Override
+                            public void stop(StopReason reason, Duration grace) {
+                                end.complete(new ExecutionResult(143, reason, "stopped"));
+                            }
+                        };
+                    }
+
+                    @Override
+                    public boolean usesRunDirectories() {
+                        return false;
+                    }
+                }));
+    }
+
+    @Test
+    void anAttemptThatEndsAtOnceHasItsProvenanceStoredByTheRunThatRecordsItsEnd() throws Exception {
+        inJvmWorker(CompletableFuture.completedFuture(new ExecutionResult(0, StopReason.NONE, "")));
+        TaskHandle handle = cluster.master.submit(TaskSpec.python("in-jvm.py").taskId("jvm-1").selector("runs", "in-jvm")
+                .build());
+
+        assertThat(handle.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+        // No wait: the script run that recorded the end stored it. Written alone, it would come
+        // a second after the start (ProvenanceRecorder's hold), after the end.
+        assertThat(handle.provenance()).singleElement().satisfies(p -> {
+            assertThat(p.getWorkerId()).isEqualTo("w2");
+            assertThat(p.getEpoch()).isEqualTo(handle.getRecord().getEpoch());
+            assertThat(p.getHostname()).isNotBlank();
+            assertThat(p.getScriptFile()).as("an in-JVM execution runs no file").isNull();
+            assertThat(p.getInterpreter()).isNull();
+        });
+    }
+
+    @Test
+    void aLongerAttemptHasItsProvenanceWrittenWhileItRuns() throws Exception {
+        CompletableFuture<ExecutionResult> end = new CompletableFuture<>();
+        inJvmWorker(end);
+        TaskHandle handle = cluster.master.submit(TaskSpec.python("in-jvm.py").taskId("jvm-2").selector("runs", "in-jvm")
+                .build());
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> !handle.provenance().isEmpty());
+        assertThat(handle.getRecord().getState()).isEqualTo(TaskState.RUNNING);
+        end.complete(new ExecutionResult(0, StopReason.NONE, ""));
+        assertThat(handle.result().get(60, TimeUnit.SECONDS).getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(handle.provenance()).singleElement().extracting(AttemptProvenance::getWorkerId).isEqualTo("w2");
     }
 
     private static String sha256(Path file) throws Exception {

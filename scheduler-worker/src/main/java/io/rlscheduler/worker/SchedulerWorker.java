@@ -63,8 +63,9 @@ import org.slf4j.LoggerFactory;
  * with the {@link TaskExecutor} (by default {@link PythonTaskExecutor}: a python3 process group
  * under a launcher that kills the group if this JVM dies), records its provenance in Redis once it
  * started (the script file's SHA-256, the git commit and state of its work tree, the interpreter's
- * version, the hostname, the GPUs' UUIDs: {@link io.rlscheduler.core.AttemptProvenance}; computed
- * on a task thread, never holding the start up), streams its output lines to the master
+ * version, the hostname, the GPUs' UUIDs: {@link io.rlscheduler.core.AttemptProvenance}; a file's
+ * hashed on a task thread, never holding the start up; stored with the attempt's end when that
+ * comes within a second), streams its output lines to the master
  * with sequence numbers (kept until acknowledged, resent after a reconnect), collects its
  * {@code RLS_METRIC} lines, enforces its timeout, stops it on cancel, and records how it ended in
  * Redis, with the number of lines it printed: the masters learn of the end from that record's
@@ -107,6 +108,7 @@ public final class SchedulerWorker implements AutoCloseable {
     private ScheduledThreadPoolExecutor timers;
     private ExecutorService taskThreads;
     private volatile AttemptRunner runner;
+    private ProvenanceRecorder provenance;
     private WorkerArtifacts artifacts;
     /** The host application's store, or null; never closed by the worker. */
     private final ArtifactStore userStore;
@@ -232,9 +234,9 @@ public final class SchedulerWorker implements AutoCloseable {
 
             artifacts = openArtifacts();
             LogShipper shipper = new LogShipper(runtime, attempts);
-            TaskExecutor recorded = new ProvenanceRecorder(executor, runtime, probe::lastGpus);
-            runner = new AttemptRunner(runtime, attempts, recorded, runDirectories, shipper,
-                    new EndRecorder(runtime), fenceAfter, lifecycle::isRunning, artifacts);
+            provenance = new ProvenanceRecorder(executor, runtime, probe::lastGpus);
+            runner = new AttemptRunner(runtime, attempts, provenance, runDirectories, shipper,
+                    new EndRecorder(runtime, provenance::take), fenceAfter, lifecycle::isRunning, artifacts);
             LeaseKeeper leases = new LeaseKeeper(runtime, registration, attempts, probe, runner::stop);
 
             leases.start();
@@ -366,6 +368,9 @@ public final class SchedulerWorker implements AutoCloseable {
         }
         stopped = true;
         try {
+            if (provenance != null) {
+                provenance.flush();
+            }
             if (link != null) {
                 link.stop();
             }

@@ -805,6 +805,32 @@ public final class LeaseCore implements AutoCloseable {
     public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
                                                  Integer exitCode, String error, String metricsJson, String runDir,
                                                  long logLines) {
+        return finish(lease, workerId, sessionId, outcome, exitCode, error, metricsJson, runDir, logLines, null);
+    }
+
+    /**
+     * Records how an attempt ended, as {@link #finish(TaskLease, String, String, TaskState, Integer, String, String, String, long)},
+     * and stores the attempt's provenance in the same script run, as
+     * {@link ProvenanceRecords#record} would (the same fence, the same field, a repeat kept as
+     * first stored): an attempt that ends before its provenance was written costs one run, not two.
+     * The provenance is stored whenever the end's fence passes, also when the answer is
+     * {@link WriteStatus#DUPLICATE} or {@link WriteStatus#WRONG_STATE} (the task ended otherwise
+     * while this attempt held it); with {@link WriteStatus#STALE} or
+     * {@link WriteStatus#WRONG_SESSION} nothing is stored.
+     *
+     * @param provenance the attempt's provenance (its task and epoch must be the lease's), or null for none
+     * @return the result
+     * @throws IllegalArgumentException if the provenance is of another attempt, or as the shorter form
+     */
+    public CompletableFuture<WriteResult> finish(TaskLease lease, String workerId, String sessionId, TaskState outcome,
+                                                 Integer exitCode, String error, String metricsJson, String runDir,
+                                                 long logLines, AttemptProvenance provenance) {
+        if (provenance != null && (!provenance.getTaskId().equals(lease.getTaskId())
+                || provenance.getEpoch() != lease.getEpoch() || !provenance.getWorkerId().equals(workerId))) {
+            throw new IllegalArgumentException("the provenance of task " + provenance.getTaskId() + " epoch "
+                    + provenance.getEpoch() + " on " + provenance.getWorkerId() + " is not that of the attempt ending: task "
+                    + lease.getTaskId() + " epoch " + lease.getEpoch() + " on " + workerId);
+        }
         if (logLines < -1) {
             throw new IllegalArgumentException("logLines must be -1 (not known) or more, was " + logLines);
         }
@@ -814,11 +840,13 @@ public final class LeaseCore implements AutoCloseable {
         if (metricsJson != null && !metricsJson.isEmpty()) {
             requireJsonObject(metricsJson, "metrics");
         }
-        return finishes.call(new String[] {lease.getTaskId(), Long.toString(lease.getEpoch()),
+        return finishes.call(new String[] {keys.provenance(lease.getTaskId()), lease.getTaskId(),
+                        Long.toString(lease.getEpoch()),
                         Objects.requireNonNull(workerId, "workerId"), Objects.requireNonNull(sessionId, "sessionId"),
                         outcome.name(), exitCode == null ? "" : exitCode.toString(), error == null ? "" : error,
                         metricsJson == null ? "" : metricsJson, runDir == null ? "" : runDir,
-                        logLines < 0 ? "" : Long.toString(logLines)})
+                        logLines < 0 ? "" : Long.toString(logLines),
+                        provenance == null ? "" : ProvenanceFormat.encode(provenance)})
                 .thenApply(Replies::write);
     }
 
@@ -827,8 +855,17 @@ public final class LeaseCore implements AutoCloseable {
                 flatten(calls, Long.toString(options.getLivenessLease().toMillis())));
     }
 
+    /** One run of finish.lua: call[0] is the task's provenance key, call[1..11] the outcome's arguments. */
     private CompletableFuture<String> runFinishes(List<String[]> calls) {
-        return FINISH.run(redis, keys.core(), flatten(calls, eventsMax));
+        String[] provenanceKeys = new String[calls.size()];
+        String[] args = new String[1 + 11 * calls.size()];
+        args[0] = eventsMax;
+        for (int i = 0; i < calls.size(); i++) {
+            String[] call = calls.get(i);
+            provenanceKeys[i] = call[0];
+            System.arraycopy(call, 1, args, 1 + 11 * i, 11);
+        }
+        return FINISH.run(redis, keys.coreAnd(provenanceKeys), args);
     }
 
     /** A read's future, failing with the core's exception for its failure, as a script run's does. */

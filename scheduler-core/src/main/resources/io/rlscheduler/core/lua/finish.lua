@@ -1,12 +1,15 @@
 -- finish.lua: records how attempts ended (SUCCEEDED, FAILED, CANCELLED or TIMED_OUT) and releases
 -- their reservations, each exactly once: fenced by epoch, and a replay of the same outcome answers
 -- DUPLICATE without changing anything. One call carries one or more outcomes (LeaseCore coalesces
--- concurrent ones), each decided on its own exactly as if it came alone.
--- KEYS: the 17 core keys (lib.lua)
--- ARGV: [1] events max length, then 10 per outcome:
+-- concurrent ones), each decided on its own exactly as if it came alone. An outcome may carry the
+-- attempt's provenance, stored as provenance.lua stores it (same fence, same field, HSETNX) in the
+-- same run: an attempt that ends before its provenance was written alone costs no run of its own.
+-- KEYS: the 17 core keys (lib.lua), then per outcome its task's {ns}:provenance:<task id>
+-- ARGV: [1] events max length, then 11 per outcome:
 --       task id, epoch, worker id, session id, final state, exit code ('' when none),
 --       error message, final metrics JSON ('' when none), run directory on the worker ('' when unknown),
---       output lines the attempt printed, decimal ('' when unknown; stored as log_lines)
+--       output lines the attempt printed, decimal ('' when unknown; stored as log_lines),
+--       provenance JSON ('' when none; stored as given, never parsed here)
 -- Returns a JSON array, one answer per outcome in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
 --   or {r="ERROR", error} when the transition table refuses the move (lib.lua's transition), or
@@ -14,13 +17,16 @@
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 
-local function finish(task_id, epoch, worker, session, final, exit_code, error, metrics, run_dir, log_lines)
+local function finish(k_provenance, task_id, epoch, worker, session, final, exit_code, error, metrics, run_dir,
+                      log_lines, provenance)
   if not TERMINAL[final] then
     return {r = 'ERROR', error = 'BAD_ARGUMENT final state must be terminal, was ' .. final}
   end
   local st = load_task(task_id)
   local denied = check_owned(st, epoch, worker, session)
   if denied then return denied end
+  -- provenance.lua's rule: only this attempt passes check_owned, so the field holds its own.
+  if provenance ~= '' then redis.call('HSETNX', k_provenance, st.attempt, provenance) end
   if TERMINAL[st.state] then
     local same = st.state == final
     return {r = same and 'DUPLICATE' or 'WRONG_STATE', epoch = st.epoch, state = st.state}
@@ -46,8 +52,9 @@ local function finish(task_id, epoch, worker, session, final, exit_code, error, 
 end
 
 local out = {}
-for i = 2, #ARGV, 10 do
-  out[#out + 1] = finish(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6],
-                         ARGV[i + 7], ARGV[i + 8], ARGV[i + 9])
+for i = 1, (#ARGV - 1) / 11 do
+  local a = 2 + (i - 1) * 11
+  out[i] = finish(KEYS[CORE_KEYS + i], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5],
+                  ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], ARGV[a + 9], ARGV[a + 10])
 end
 return reply(out)

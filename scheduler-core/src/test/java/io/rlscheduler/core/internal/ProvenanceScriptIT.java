@@ -22,7 +22,10 @@ import static io.rlscheduler.core.internal.CoreFixture.task;
 import static io.rlscheduler.core.internal.CoreFixture.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** provenance.lua against a real Redis: the holder's provenance is stored; nobody else's is. */
+/**
+ * provenance.lua, and finish.lua carrying an attempt's provenance, against a real Redis: the holder's
+ * provenance is stored; nobody else's is.
+ */
 class ProvenanceScriptIT {
 
     @RegisterExtension
@@ -168,5 +171,93 @@ class ProvenanceScriptIT {
                 AttemptProvenance::getScriptSha256).containsExactly(
                 org.assertj.core.groups.Tuple.tuple(1, first.getEpoch(), SHA),
                 org.assertj.core.groups.Tuple.tuple(2, second.getEpoch(), "b".repeat(64)));
+    }
+
+    @Test
+    void anEndThatCarriesTheProvenanceStoresItInTheSameRunAsAStandaloneWriteWould() {
+        join(core.register(worker("w1", "s1", 0, 1)));
+        join(core.submit(task("t1", 2)));
+        join(core.submit(task("t2", 2)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+
+        WriteResult ended = join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 0,
+                provenance(lease, 1, "w1", SHA)));
+
+        assertThat(ended.getStatus()).isEqualTo(WriteStatus.APPLIED);
+        assertThat(record(core, lease.getTaskId()).getState()).isEqualTo(TaskState.SUCCEEDED);
+        assertThat(stored(lease.getTaskId())).containsOnlyKeys("1");
+        assertThat(join(core.provenance().of(lease.getTaskId()))).singleElement().satisfies(p -> {
+            assertThat(p.getEpoch()).isEqualTo(lease.getEpoch());
+            assertThat(p.getScriptSha256()).isEqualTo(SHA);
+            assertThat(p.getGpus()).extracting(AttemptProvenance.Gpu::getUuid).containsExactly("GPU-0000", null);
+        });
+        // The same bytes as provenance.lua would have stored.
+        join(core.register(worker("w2", "s2", 0, 1)));
+        TaskLease other = claimOne("w2", "s2");
+        join(core.acknowledge(other, "w2", "s2"));
+        join(core.provenance().record(provenance(other, 1, "w2", SHA), "s2"));
+        assertThat(stored(other.getTaskId()).get("1").replace(Long.toString(other.getEpoch()), "E").replace("w2", "W"))
+                .isEqualTo(stored(lease.getTaskId()).get("1").replace(Long.toString(lease.getEpoch()), "E")
+                        .replace("w1", "W"));
+    }
+
+    @Test
+    void aReplayedEndKeepsTheFirstProvenanceAndAStaleOrForeignEndStoresNone() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.register(worker("w2", "s2", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+
+        TaskLease stale = new TaskLease("t1", lease.getEpoch() - 1);
+        assertThat(join(core.finish(stale, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 0,
+                provenance(stale, 1, "w1", SHA))).getStatus()).isEqualTo(WriteStatus.STALE);
+        assertThat(join(core.finish(lease, "w2", "s2", TaskState.SUCCEEDED, 0, null, null, null, 0,
+                provenance(lease, 1, "w2", SHA))).getStatus()).isEqualTo(WriteStatus.STALE);
+        assertThat(join(core.finish(lease, "w1", "s-other", TaskState.SUCCEEDED, 0, null, null, null, 0,
+                provenance(lease, 1, "w1", SHA))).getStatus()).isEqualTo(WriteStatus.WRONG_SESSION);
+        assertThat(stored("t1")).as("no refused end stored anything").isEmpty();
+        assertThat(record(core, "t1").getState()).isEqualTo(TaskState.RUNNING);
+
+        assertThat(join(core.finish(lease, "w1", "s1", TaskState.FAILED, 1, "boom", null, null, 0,
+                provenance(lease, 1, "w1", SHA))).getStatus()).isEqualTo(WriteStatus.APPLIED);
+        // A replay (the first answer lost), carrying other bytes: DUPLICATE, the first provenance kept.
+        assertThat(join(core.finish(lease, "w1", "s1", TaskState.FAILED, 1, "boom", null, null, 0,
+                provenance(lease, 1, "w1", "d".repeat(64)))).getStatus()).isEqualTo(WriteStatus.DUPLICATE);
+        assertThat(join(core.provenance().of("t1"))).singleElement()
+                .satisfies(p -> assertThat(p.getScriptSha256()).isEqualTo(SHA));
+    }
+
+    @Test
+    void anEndWithoutProvenanceStoresNoneAndTheProvenanceWrittenAloneAfterItIsTaken() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+
+        assertThat(join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 0, null)).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+        assertThat(stored("t1")).isEmpty();
+        // Collected too late for the end: written alone afterwards, still the holder's.
+        assertThat(join(core.provenance().record(provenance(lease, 1, "w1", SHA), "s1")).getStatus())
+                .isEqualTo(WriteStatus.APPLIED);
+        assertThat(stored("t1")).containsOnlyKeys("1");
+    }
+
+    @Test
+    void anEndCarryingAnotherAttemptsProvenanceIsRefusedBeforeAnythingRuns() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+
+        org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> core.finish(lease, "w1", "s1",
+                TaskState.SUCCEEDED, 0, null, null, null, 0, provenance(new TaskLease("t1", lease.getEpoch() + 1), 1, "w1", SHA)))
+                .withMessageContaining("not that of the attempt ending");
+        org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> core.finish(lease, "w1", "s1",
+                TaskState.SUCCEEDED, 0, null, null, null, 0, provenance(lease, 1, "w2", SHA)));
+        assertThat(record(core, "t1").getState()).isEqualTo(TaskState.RUNNING);
+        assertThat(stored("t1")).isEmpty();
     }
 }

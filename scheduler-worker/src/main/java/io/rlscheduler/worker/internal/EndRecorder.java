@@ -1,11 +1,14 @@
 package io.rlscheduler.worker.internal;
 
+import io.rlscheduler.core.AttemptProvenance;
+import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.internal.WriteResult;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * taken (its lease lapses and the reaper takes the task back). A repeated call is harmless: Redis
  * answers a replay DUPLICATE. No thread waits: the calls are asynchronous and the pauses are
  * timers on the worker's event loop, which (unlike the timer thread, whose heartbeat waits for
- * Redis) is never blocked. Thread-safe.
+ * Redis) is never blocked. The end carries the attempt's provenance when it is still held for it
+ * (the worker's provenance recorder holds a collected one for a while): one script run stores
+ * both. Thread-safe.
  */
 public final class EndRecorder {
 
@@ -30,9 +35,16 @@ public final class EndRecorder {
     static final long RETRY_MAX_MILLIS = 2_000;
 
     private final WorkerRuntime runtime;
+    private final Function<TaskLease, AttemptProvenance> heldProvenance;
 
-    public EndRecorder(WorkerRuntime runtime) {
+    /**
+     * @param runtime        the started worker's parts
+     * @param heldProvenance takes the provenance still held for an attempt (null when none), which
+     *                       its end then stores
+     */
+    public EndRecorder(WorkerRuntime runtime, Function<TaskLease, AttemptProvenance> heldProvenance) {
         this.runtime = runtime;
+        this.heldProvenance = heldProvenance;
     }
 
     /**
@@ -49,6 +61,8 @@ public final class EndRecorder {
         private final Attempt attempt;
         private final AttemptOutcome outcome;
         private final Consumer<AttemptOutcome> then;
+        /** Taken once; every try of this end carries it. */
+        private final AttemptProvenance provenance;
         private final long deadline = System.nanoTime() + runtime.options().getCoreOptions().getTaskLease().toNanos();
         private long pauseMillis = RETRY_MIN_MILLIS;
 
@@ -56,6 +70,7 @@ public final class EndRecorder {
             this.attempt = attempt;
             this.outcome = outcome;
             this.then = then;
+            this.provenance = heldProvenance.apply(attempt.getLease());
         }
 
         void call() {
@@ -63,7 +78,7 @@ public final class EndRecorder {
             try {
                 call = runtime.core().finish(attempt.getLease(), runtime.workerId(), runtime.sessionId(), outcome.state(),
                         outcome.exitCode(), outcome.error(), attempt.getMetrics().latestJson(),
-                        attempt.getRunDir().toString(), attempt.getLogs().getLastSequence());
+                        attempt.getRunDir().toString(), attempt.getLogs().getLastSequence(), provenance);
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }

@@ -1,6 +1,7 @@
 package io.rlscheduler.worker.internal.provenance;
 
 import io.rlscheduler.core.AttemptProvenance;
+import io.rlscheduler.core.TaskLease;
 import io.rlscheduler.core.internal.WriteResult;
 import io.rlscheduler.protocol.GpuStatus;
 import io.rlscheduler.worker.TaskContext;
@@ -10,6 +11,8 @@ import io.rlscheduler.worker.TaskOutput;
 import io.rlscheduler.worker.internal.WorkerRuntime;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -20,12 +23,18 @@ import org.slf4j.LoggerFactory;
  * Has the provenance of every attempt the worker starts recorded in Redis. It wraps the worker's
  * {@link TaskExecutor}: once the wrapped executor has started an attempt (which the worker does
  * only after Redis accepted the attempt's acknowledgement, so this worker holds it), it collects
- * the attempt's provenance on a task thread ({@link ProvenanceProbe}) and stores it with
- * {@code ProvenanceRecords.record}, fenced by the attempt's epoch. The start returns at once: the
- * script runs while its file is hashed and git is asked, and the worker acknowledges the attempt
- * to the master without waiting for any of it. A write Redis does not take is retried
- * {@value #TRIES} times in all, after pauses doubling from {@value #RETRY_MIN_MILLIS} ms, timed on
- * the worker's event loop (never blocked); a write refused as stale (the attempt lost the task
+ * the attempt's provenance ({@link ProvenanceProbe}): on a task thread when the execution runs a
+ * file (hashed, and git asked about its work tree), inline when it runs none (an in-JVM
+ * execution: nothing to read or run). The start returns without waiting for a file's hash or git.
+ *
+ * <p>A collected provenance is held for {@value #HOLD_MILLIS} ms: an attempt that ends meanwhile
+ * has it stored by the script run that records its end ({@link #take}, which the worker's end
+ * recorder calls; {@code LeaseCore.finish}), so a short attempt costs one script run, not two.
+ * Once held that long it is written alone ({@code ProvenanceRecords.record}), by a sweep on the
+ * worker's event loop every {@value #SWEEP_MILLIS} ms; {@link #flush} writes what is held at once
+ * (the worker stopping). Both paths are fenced by the attempt's epoch. A write Redis does not take
+ * is retried {@value #TRIES} times in all, after pauses doubling from {@value #RETRY_MIN_MILLIS} ms,
+ * timed on the event loop (never blocked); a write refused as stale (the attempt lost the task
  * meanwhile) is not. Thread-safe.
  */
 public final class ProvenanceRecorder implements TaskExecutor {
@@ -35,27 +44,43 @@ public final class ProvenanceRecorder implements TaskExecutor {
     static final int TRIES = 5;
     /** The first pause before a failed provenance write is tried again; doubles after each try. */
     static final long RETRY_MIN_MILLIS = 200;
+    /** How long a collected provenance waits for its attempt's end to carry it before it is written alone. */
+    static final long HOLD_MILLIS = 1_000;
+    /** How often the held provenance is looked at for what has waited {@value #HOLD_MILLIS} ms. */
+    static final long SWEEP_MILLIS = 200;
     /** The git command asked for the script's work tree: {@value}, looked up on the PATH. */
     static final String GIT = "git";
 
     private final TaskExecutor executor;
     private final WorkerRuntime runtime;
     private final ProvenanceProbe probe;
+    /** Collected, not yet written nor taken by an end: the attempt's lease -> its provenance. */
+    private final ConcurrentHashMap<TaskLease, AttemptProvenance> held = new ConcurrentHashMap<>();
+    /** The held leases in the order they were held, with when: what the sweep writes alone. */
+    private final ConcurrentLinkedQueue<Held> order = new ConcurrentLinkedQueue<>();
+
+    private record Held(TaskLease lease, long atNanos) { }
 
     /**
      * @param executor the executor that starts the attempts
      * @param runtime  the started worker's parts: its Redis gateway, task threads and event loop
+     *                 (where the sweep of held provenance is scheduled, from now until it stops)
      * @param gpus     the GPUs of the worker's last nvidia-smi probe (must not wait for one)
      */
     public ProvenanceRecorder(TaskExecutor executor, WorkerRuntime runtime, Supplier<List<GpuStatus>> gpus) {
         this.executor = executor;
         this.runtime = runtime;
         this.probe = new ProvenanceProbe(runtime.workerId(), gpus, GIT);
+        runtime.loop().scheduleAtFixedRate(this::writeDue, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     @Override
     public TaskExecution start(TaskContext context, TaskOutput output) {
         TaskExecution execution = executor.start(context, output);
+        if (execution.getScriptFile().isEmpty() && execution.getInterpreter().isEmpty()) {
+            collect(context, execution);
+            return execution;
+        }
         try {
             runtime.taskThreads().execute(() -> collect(context, execution));
         } catch (RejectedExecutionException stopping) {
@@ -68,6 +93,37 @@ public final class ProvenanceRecorder implements TaskExecutor {
     @Override
     public boolean usesRunDirectories() {
         return executor.usesRunDirectories();
+    }
+
+    /**
+     * Takes the held provenance of the attempt of {@code lease}, for the script run that records
+     * the attempt's end to store; null when none is held (not collected yet, already written, or
+     * taken before). Whoever takes it writes it: it is then never written alone.
+     */
+    public AttemptProvenance take(TaskLease lease) {
+        return held.remove(lease);
+    }
+
+    /** Writes every provenance held now, without waiting for its attempt's end (the worker is stopping). */
+    public void flush() {
+        for (TaskLease lease : held.keySet()) {
+            AttemptProvenance provenance = held.remove(lease);
+            if (provenance != null) {
+                write(provenance, 1, RETRY_MIN_MILLIS);
+            }
+        }
+    }
+
+    /** The sweep: writes alone what has been held {@value #HOLD_MILLIS} ms; on the event loop. */
+    private void writeDue() {
+        long now = System.nanoTime();
+        for (Held h; (h = order.peek()) != null && now - h.atNanos() >= TimeUnit.MILLISECONDS.toNanos(HOLD_MILLIS); ) {
+            order.poll();
+            AttemptProvenance provenance = held.remove(h.lease());
+            if (provenance != null) {
+                write(provenance, 1, RETRY_MIN_MILLIS);
+            }
+        }
     }
 
     private void collect(TaskContext context, TaskExecution execution) {
@@ -84,7 +140,9 @@ public final class ProvenanceRecorder implements TaskExecutor {
             log.debug("task {} attempt {}: provenance collected in {} µs", context.getTaskId(), context.getAttempt(),
                     (System.nanoTime() - started) / 1_000);
         }
-        write(provenance, 1, RETRY_MIN_MILLIS);
+        TaskLease lease = new TaskLease(context.getTaskId(), context.getEpoch());
+        held.put(lease, provenance);
+        order.add(new Held(lease, System.nanoTime()));
     }
 
     private void write(AttemptProvenance provenance, int tryNumber, long pauseMillis) {
