@@ -4,7 +4,8 @@
 Runs the real scripts of scheduler-core (lib.lua and their libraries prepended, as LuaScript does) against a
 redis-server of your own: 4 workers of 64 CPU slots register, then each round submits tasks in
 runs of --batch calls, claims for all 4 workers at once (16 tasks each at most, like the master's
-dispatch rounds), acknowledges and finishes them as SUCCEEDED, again in runs of --batch calls.
+dispatch rounds), acknowledges and finishes them as SUCCEEDED, again in runs of --batch calls,
+with each attempt's provenance as the tree's worker stores it (in the end's run, or alone).
 Prints, per task, Redis's CPU time (INFO cpu), EVALSHA time and commands run (INFO commandstats).
 
 The figures are server-wide: use a redis-server nobody else uses (it never calls CONFIG RESETSTAT:
@@ -112,7 +113,13 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=
     core += [prefix + 'state:' + s for s in STATES]
     if 'K_SHAPES' in source(lua_dir, 'lib'):
         core.append(prefix + 'shapes')  # the 17th core key, in trees since parking
-    sha = {n: redis('SCRIPT', 'LOAD', source(lua_dir, n)) for n in ['submit', 'register', 'claim', 'ack', 'finish']}
+    # Each attempt's provenance, as a worker running a no-op in-JVM task sends it: with the end's run where the
+    # tree's finish.lua stores it, else in a provenance.lua run of its own (trees since provenance, before that
+    # none).
+    with_end = 'k_provenance' in open(os.path.join(lua_dir, 'finish.lua')).read()
+    alone = not with_end and os.path.exists(os.path.join(lua_dir, 'provenance.lua'))
+    names_run = ['submit', 'register', 'claim', 'ack', 'finish'] + (['provenance'] if alone else [])
+    sha = {n: redis('SCRIPT', 'LOAD', source(lua_dir, n)) for n in names_run}
     names = ['bench'] if owners == 1 else ['bench%d' % i for i in range(owners)]
     if limits:
         # --limits: every limit set for every owner, high enough to stop nothing (owner_limits.lua).
@@ -144,6 +151,9 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=
     for w, s in workers:
         script('register', register_keys, [w, s, '{}', '64', '0', '', '3600000', '100000'])
 
+    def provenance(t):
+        return json.dumps({'epoch': t[1], 'worker': t[2], 'host': 'bench-host', 'gpus': []}, separators=(',', ':'))
+
     def round_trip(n, tag):
         ids = ['%s-%s' % (tag, uuid.uuid4()) for _ in range(n)]
         for i in range(0, n, batch):
@@ -170,11 +180,23 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=
                     args += list(t)
                 answers = script('ack', core, args)
                 assert all(a['r'] == 'OK' for a in answers), answers
+            if alone:
+                for i in range(0, len(assigned), batch):
+                    chunk = assigned[i:i + batch]
+                    args = []
+                    for t in chunk:
+                        args += list(t) + [provenance(t)]
+                    answers = script('provenance', core + [prefix + 'provenance:' + t[0] for t in chunk], args)
+                    assert all(a['r'] == 'OK' for a in answers), answers
             for i in range(0, len(assigned), batch):
+                chunk = assigned[i:i + batch]
                 args = ['100000']
-                for t in assigned[i:i + batch]:
+                for t in chunk:
                     args += list(t) + ['SUCCEEDED', '0', '', '{"final_reward":1.5}', ''] + finish_extra
-                answers = script('finish', core, args)
+                    if with_end:
+                        args.append(provenance(t))
+                extra = [prefix + 'provenance:' + t[0] for t in chunk] if with_end else []
+                answers = script('finish', core + extra, args)
                 assert all(a['r'] == 'OK' for a in answers), answers
             done += len(assigned)
 
@@ -191,13 +213,15 @@ def run(redis, lua_dir, tasks, batch, warmup, by_script=False, owners=1, limits=
         redis('DEL', *keys)
         # Keys of each task's own, should the scripts under test write any (a task record as a
         # hash per task does, see commit b7da5e4).
-        cursor = '0'
-        while True:
-            cursor, found = redis('SCAN', cursor, 'MATCH', prefix + 'tasks:*', 'COUNT', '1000')
-            if found:
-                redis('DEL', *found)
-            if cursor == '0':
-                break
+        # And each task's provenance hash.
+        for pattern in ['tasks:*', 'provenance:*']:
+            cursor = '0'
+            while True:
+                cursor, found = redis('SCAN', cursor, 'MATCH', prefix + pattern, 'COUNT', '1000')
+                if found:
+                    redis('DEL', *found)
+                if cursor == '0':
+                    break
     delta = {k: (v[0] - stats0.get(k, (0, 0))[0], v[1] - stats0.get(k, (0, 0))[1]) for k, v in stats1.items()}
     commands = sum(c for k, (c, _) in delta.items() if k != 'info')
     return {'redis_cpu_us_per_task': 1e6 * (cpu1 - cpu0) / tasks,
