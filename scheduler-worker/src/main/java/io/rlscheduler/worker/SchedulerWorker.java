@@ -236,7 +236,7 @@ public final class SchedulerWorker implements AutoCloseable {
             LogShipper shipper = new LogShipper(runtime, attempts);
             provenance = new ProvenanceRecorder(executor, runtime, probe::lastGpus);
             runner = new AttemptRunner(runtime, attempts, provenance, runDirectories, shipper,
-                    new EndRecorder(runtime, provenance::take), fenceAfter, lifecycle::isRunning, artifacts);
+                    new EndRecorder(runtime, provenance), fenceAfter, lifecycle::isRunning, artifacts);
             LeaseKeeper leases = new LeaseKeeper(runtime, registration, attempts, probe, runner::stop);
 
             leases.start();

@@ -13,7 +13,9 @@
 -- Returns a JSON array, one answer per outcome in order:
 --   {r="OK"|"DUPLICATE"|"STALE"|"WRONG_SESSION"|"WRONG_STATE"|"UNKNOWN_TASK", epoch, state}
 --   or {r="ERROR", error} when the transition table refuses the move (lib.lua's transition), or
---   for an argument no caller of LeaseCore can send (error "BAD_ARGUMENT ...": a non-terminal state)
+--   for an argument no caller of LeaseCore can send (error "BAD_ARGUMENT ...": a non-terminal state);
+--   a call whose ARGV and KEYS are not 11 arguments and one key per outcome is refused whole, an
+--   error reply "BAD_ARGUMENT ...", nothing done
 EVENTS_MAXLEN = ARGV[1]
 local now_ms = now_parts()
 
@@ -51,8 +53,14 @@ local function finish(k_provenance, task_id, epoch, worker, session, final, exit
   return {r = 'OK', epoch = st.epoch, state = st.state}
 end
 
+local n = (#ARGV - 1) / 11
+if n ~= math.floor(n) or #KEYS ~= CORE_KEYS + n then
+  -- A caller of another argument layout (10 per outcome before provenance): refused whole, nothing done.
+  return redis.error_reply('BAD_ARGUMENT finish takes 11 arguments and a provenance key per outcome, was given '
+      .. (#ARGV - 1) .. ' arguments and ' .. (#KEYS - CORE_KEYS) .. ' keys')
+end
 local out = {}
-for i = 1, (#ARGV - 1) / 11 do
+for i = 1, n do
   local a = 2 + (i - 1) * 11
   out[i] = finish(KEYS[CORE_KEYS + i], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5],
                   ARGV[a + 6], ARGV[a + 7], ARGV[a + 8], ARGV[a + 9], ARGV[a + 10])

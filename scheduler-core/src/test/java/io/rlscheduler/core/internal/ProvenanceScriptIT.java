@@ -260,4 +260,71 @@ class ProvenanceScriptIT {
         assertThat(record(core, "t1").getState()).isEqualTo(TaskState.RUNNING);
         assertThat(stored("t1")).isEmpty();
     }
+
+    @Test
+    void endsSharingOneRunEachStoreTheirOwnProvenanceOnly() {
+        join(core.register(worker("w1", "s1", 0, 1, 2, 3, 4, 5, 6, 7)));
+        for (int i = 0; i < 8; i++) {
+            join(core.submit(task("b" + i, 1)));
+        }
+        ClaimResult claim = join(core.claim("w1", "s1", 8, requestId()));
+        assertThat(claim.getAssignments()).hasSize(8);
+        List<TaskLease> leases = claim.getAssignments().stream().map(CoreFixture::lease).toList();
+        for (TaskLease l : leases) {
+            join(core.acknowledge(l, "w1", "s1"));
+        }
+
+        // Sent without waiting, so that they share script runs (LeaseCore batches concurrent ends):
+        // the even ones carry their provenance, b3's end is of a foreign session.
+        List<java.util.concurrent.CompletableFuture<WriteResult>> ends = new java.util.ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            TaskLease l = leases.get(i);
+            ends.add(core.finish(l, "w1", l.getTaskId().equals("b3") ? "s-other" : "s1", TaskState.SUCCEEDED, 0, null,
+                    null, null, 0, i % 2 == 0 || l.getTaskId().equals("b3")
+                            ? provenance(l, 1, "w1", Integer.toHexString(i).repeat(64)) : null));
+        }
+
+        for (int i = 0; i < 8; i++) {
+            TaskLease l = leases.get(i);
+            boolean foreign = l.getTaskId().equals("b3");
+            assertThat(join(ends.get(i)).getStatus()).as(l.getTaskId())
+                    .isEqualTo(foreign ? WriteStatus.WRONG_SESSION : WriteStatus.APPLIED);
+            if (i % 2 == 0 && !foreign) {
+                String sha = Integer.toHexString(i).repeat(64);
+                assertThat(join(core.provenance().of(l.getTaskId()))).as(l.getTaskId()).singleElement()
+                        .satisfies(p -> {
+                            assertThat(p.getScriptSha256()).isEqualTo(sha);
+                            assertThat(p.getEpoch()).isEqualTo(l.getEpoch());
+                        });
+            } else {
+                assertThat(stored(l.getTaskId())).as(l.getTaskId()).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void aFinishCallOfAnotherArgumentLayoutIsRefusedWholeAndChangesNothing() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+        Keys keys = new Keys(ns.name());
+        String[] tenArguments = {"100000", "t1", Long.toString(lease.getEpoch()), "w1", "s1", "SUCCEEDED", "0", "", "", "",
+                "0"};
+
+        try (var connection = client.connect()) {
+            // The layout before provenance: 10 arguments an outcome and no provenance key.
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> join(LuaScript.load("finish")
+                            .run(connection.async(), keys.core(), tenArguments)))
+                    .rootCause().hasMessageContaining("BAD_ARGUMENT finish takes 11 arguments and a provenance key per outcome");
+            // 11 arguments but no key for the outcome.
+            String[] eleven = java.util.Arrays.copyOf(tenArguments, 12);
+            eleven[11] = "";
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> join(LuaScript.load("finish")
+                            .run(connection.async(), keys.core(), eleven)))
+                    .rootCause().hasMessageContaining("was given 11 arguments and 0 keys");
+        }
+        assertThat(record(core, "t1").getState()).isEqualTo(TaskState.RUNNING);
+        assertThat(stored("t1")).isEmpty();
+    }
 }

@@ -8,7 +8,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,14 +34,22 @@ public final class EndRecorder {
     static final long RETRY_MAX_MILLIS = 2_000;
 
     private final WorkerRuntime runtime;
-    private final Function<TaskLease, AttemptProvenance> heldProvenance;
+    private final HeldProvenance heldProvenance;
+
+    /** Where an attempt's end gets the attempt's provenance to carry, and gives it back when it cannot. */
+    public interface HeldProvenance {
+        /** Takes the provenance still held for the attempt of {@code lease}; null when none. */
+        AttemptProvenance take(TaskLease lease);
+
+        /** Has a taken provenance written alone, now: its end could not carry it. */
+        void writeAlone(AttemptProvenance provenance);
+    }
 
     /**
      * @param runtime        the started worker's parts
-     * @param heldProvenance takes the provenance still held for an attempt (null when none), which
-     *                       its end then stores
+     * @param heldProvenance the provenance held for attempts, which their ends then store
      */
-    public EndRecorder(WorkerRuntime runtime, Function<TaskLease, AttemptProvenance> heldProvenance) {
+    public EndRecorder(WorkerRuntime runtime, HeldProvenance heldProvenance) {
         this.runtime = runtime;
         this.heldProvenance = heldProvenance;
     }
@@ -61,8 +68,8 @@ public final class EndRecorder {
         private final Attempt attempt;
         private final AttemptOutcome outcome;
         private final Consumer<AttemptOutcome> then;
-        /** Taken once; every try of this end carries it. */
-        private final AttemptProvenance provenance;
+        /** Taken once; every try of this end carries it; null once given back. */
+        private AttemptProvenance provenance;
         private final long deadline = System.nanoTime() + runtime.options().getCoreOptions().getTaskLease().toNanos();
         private long pauseMillis = RETRY_MIN_MILLIS;
 
@@ -70,19 +77,42 @@ public final class EndRecorder {
             this.attempt = attempt;
             this.outcome = outcome;
             this.then = then;
-            this.provenance = heldProvenance.apply(attempt.getLease());
+            this.provenance = heldProvenance.take(attempt.getLease());
         }
 
         void call() {
             CompletableFuture<WriteResult> call;
             try {
-                call = runtime.core().finish(attempt.getLease(), runtime.workerId(), runtime.sessionId(), outcome.state(),
-                        outcome.exitCode(), outcome.error(), attempt.getMetrics().latestJson(),
-                        attempt.getRunDir().toString(), attempt.getLogs().getLastSequence(), provenance);
+                call = finish();
+            } catch (IllegalArgumentException refused) {
+                if (provenance != null) {
+                    // Perhaps the provenance, not the end, was refused: the end tries again without it.
+                    log.warn("task {}: its end was refused with its provenance ({}); the provenance is written alone",
+                            attempt.getLease().getTaskId(), refused.getMessage());
+                    giveBack();
+                    call();
+                    return;
+                }
+                call = CompletableFuture.failedFuture(refused);
             } catch (RuntimeException e) {
                 call = CompletableFuture.failedFuture(e);
             }
             call.orTimeout(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS).whenComplete(this::answered);
+        }
+
+        private CompletableFuture<WriteResult> finish() {
+            return runtime.core().finish(attempt.getLease(), runtime.workerId(), runtime.sessionId(), outcome.state(),
+                    outcome.exitCode(), outcome.error(), attempt.getMetrics().latestJson(),
+                    attempt.getRunDir().toString(), attempt.getLogs().getLastSequence(), provenance);
+        }
+
+        /** The end is not carrying the provenance after all: it is written alone. */
+        private void giveBack() {
+            AttemptProvenance p = provenance;
+            provenance = null;
+            if (p != null) {
+                heldProvenance.writeAlone(p);
+            }
         }
 
         private void answered(WriteResult written, Throwable failure) {
@@ -95,6 +125,7 @@ public final class EndRecorder {
             String taskId = attempt.getLease().getTaskId();
             if (System.nanoTime() > deadline) {
                 log.error("could not record the end of task {} in Redis: {}", taskId, cause.toString());
+                giveBack();
                 recorded(null);
                 return;
             }
@@ -105,6 +136,7 @@ public final class EndRecorder {
                 runtime.loop().schedule(this::call, pause, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException stopping) {
                 log.warn("worker {} is stopping: the end of task {} was not recorded in Redis", runtime.workerId(), taskId);
+                giveBack();
                 recorded(null);
             }
         }

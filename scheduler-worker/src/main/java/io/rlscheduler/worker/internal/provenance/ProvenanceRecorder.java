@@ -8,6 +8,7 @@ import io.rlscheduler.worker.TaskContext;
 import io.rlscheduler.worker.TaskExecution;
 import io.rlscheduler.worker.TaskExecutor;
 import io.rlscheduler.worker.TaskOutput;
+import io.rlscheduler.worker.internal.EndRecorder;
 import io.rlscheduler.worker.internal.WorkerRuntime;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * timed on the event loop (never blocked); a write refused as stale (the attempt lost the task
  * meanwhile) is not. Thread-safe.
  */
-public final class ProvenanceRecorder implements TaskExecutor {
+public final class ProvenanceRecorder implements TaskExecutor, EndRecorder.HeldProvenance {
 
     private static final Logger log = LoggerFactory.getLogger(ProvenanceRecorder.class);
     /** How many times in all a provenance write that fails is tried. */
@@ -78,7 +79,14 @@ public final class ProvenanceRecorder implements TaskExecutor {
     public TaskExecution start(TaskContext context, TaskOutput output) {
         TaskExecution execution = executor.start(context, output);
         if (execution.getScriptFile().isEmpty() && execution.getInterpreter().isEmpty()) {
-            collect(context, execution);
+            try {
+                collect(context, execution);
+            } catch (Throwable t) {
+                // The attempt has started: whatever the collection throws must not reach the
+                // worker as if the start had failed, leaving a running execution untracked.
+                log.error("task {} attempt {}: its provenance could not be collected", context.getTaskId(),
+                        context.getAttempt(), t);
+            }
             return execution;
         }
         try {
@@ -100,8 +108,15 @@ public final class ProvenanceRecorder implements TaskExecutor {
      * the attempt's end to store; null when none is held (not collected yet, already written, or
      * taken before). Whoever takes it writes it: it is then never written alone.
      */
+    @Override
     public AttemptProvenance take(TaskLease lease) {
         return held.remove(lease);
+    }
+
+    /** Writes a provenance taken by an end that could not carry it, now. */
+    @Override
+    public void writeAlone(AttemptProvenance provenance) {
+        write(provenance, 1, RETRY_MIN_MILLIS);
     }
 
     /** Writes every provenance held now, without waiting for its attempt's end (the worker is stopping). */
