@@ -56,6 +56,15 @@ class ProvenanceScriptIT {
         return lease(claim.getAssignments().get(0));
     }
 
+    /** Registers w1 (session s1, GPU 0), submits t1 (one GPU) and has w1 claim and acknowledge it. */
+    private TaskLease runningT1() {
+        join(core.register(worker("w1", "s1", 0)));
+        join(core.submit(task("t1", 1)));
+        TaskLease lease = claimOne("w1", "s1");
+        join(core.acknowledge(lease, "w1", "s1"));
+        return lease;
+    }
+
     private static AttemptProvenance provenance(TaskLease lease, int attempt, String worker, String sha) {
         return ProvenanceFormat.of(lease.getTaskId(), attempt, lease.getEpoch(), worker, "box-1", "/scripts/train.py", sha,
                 COMMIT, true, "python3", "Python 3.11.7", List.of(0, 1), Arrays.asList("GPU-0000", null));
@@ -127,11 +136,8 @@ class ProvenanceScriptIT {
 
     @Test
     void aStaleEpochAForeignWorkerOrSessionAndAnUnknownTaskStoreNothing() {
-        join(core.register(worker("w1", "s1", 0)));
+        TaskLease lease = runningT1();
         join(core.register(worker("w2", "s2", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = claimOne("w1", "s1");
-        join(core.acknowledge(lease, "w1", "s1"));
 
         TaskLease stale = new TaskLease("t1", lease.getEpoch() - 1);
         assertThat(join(core.provenance().record(provenance(stale, 1, "w1", SHA), "s1")).getStatus())
@@ -204,11 +210,8 @@ class ProvenanceScriptIT {
 
     @Test
     void aReplayedEndKeepsTheFirstProvenanceAndAStaleOrForeignEndStoresNone() {
-        join(core.register(worker("w1", "s1", 0)));
+        TaskLease lease = runningT1();
         join(core.register(worker("w2", "s2", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = claimOne("w1", "s1");
-        join(core.acknowledge(lease, "w1", "s1"));
 
         TaskLease stale = new TaskLease("t1", lease.getEpoch() - 1);
         assertThat(join(core.finish(stale, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 0,
@@ -231,10 +234,7 @@ class ProvenanceScriptIT {
 
     @Test
     void anEndWithoutProvenanceStoresNoneAndTheProvenanceWrittenAloneAfterItIsTaken() {
-        join(core.register(worker("w1", "s1", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = claimOne("w1", "s1");
-        join(core.acknowledge(lease, "w1", "s1"));
+        TaskLease lease = runningT1();
 
         assertThat(join(core.finish(lease, "w1", "s1", TaskState.SUCCEEDED, 0, null, null, null, 0, null)).getStatus())
                 .isEqualTo(WriteStatus.APPLIED);
@@ -247,10 +247,7 @@ class ProvenanceScriptIT {
 
     @Test
     void anEndCarryingAnotherAttemptsProvenanceIsRefusedBeforeAnythingRuns() {
-        join(core.register(worker("w1", "s1", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = claimOne("w1", "s1");
-        join(core.acknowledge(lease, "w1", "s1"));
+        TaskLease lease = runningT1();
 
         org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> core.finish(lease, "w1", "s1",
                 TaskState.SUCCEEDED, 0, null, null, null, 0, provenance(new TaskLease("t1", lease.getEpoch() + 1), 1, "w1", SHA)))
@@ -304,10 +301,7 @@ class ProvenanceScriptIT {
 
     @Test
     void aFinishCallOfAnotherArgumentLayoutIsRefusedWholeAndChangesNothing() {
-        join(core.register(worker("w1", "s1", 0)));
-        join(core.submit(task("t1", 1)));
-        TaskLease lease = claimOne("w1", "s1");
-        join(core.acknowledge(lease, "w1", "s1"));
+        TaskLease lease = runningT1();
         Keys keys = new Keys(ns.name());
         String[] tenArguments = {"100000", "t1", Long.toString(lease.getEpoch()), "w1", "s1", "SUCCEEDED", "0", "", "", "",
                 "0"};
