@@ -12,6 +12,9 @@ The figures are server-wide: use a redis-server nobody else uses (it never calls
 it reads totals before and after). Its keys live in a fresh namespace {lw<random>}, deleted
 afterwards but for the claims' answers, which expire after 10 minutes. Python 3 standard library
 only. Noisy on a shared machine: compare with --ab, which alternates runs, and read the minimum.
+With --ab, each run starts by emptying the server's script cache (SCRIPT FLUSH) and loading every
+script of its folder, as a scheduler's Redis holds them: what a script run costs grows with the
+compiled scripts in Redis's Lua heap.
 
   redis-server --port 7777 --save '' --appendonly no --daemonize yes
   python3 scripts/lua_workload.py --port 7777                          # the scripts of this tree
@@ -24,6 +27,7 @@ renews their liveness --tasks times in turn (after --warmup renewals).
 import argparse
 import json
 import os
+import re
 import socket
 import statistics
 import uuid
@@ -78,10 +82,102 @@ class Redis:
         return stats, float(cpu['used_cpu_sys']) + float(cpu['used_cpu_user'])
 
 
+def lua_identifiers(text):
+    """Every identifier of Lua source outside comments and string literals, as LuaUnits.identifiers finds them."""
+    out, i, n = set(), 0, len(text)
+
+    def long_bracket(at):
+        if at >= n or text[at] != '[':
+            return -1
+        j = at + 1
+        while j < n and text[j] == '=':
+            j += 1
+        return j - at - 1 if j < n and text[j] == '[' else -1
+
+    def close(at, level):
+        end = text.find(']' + '=' * level + ']', at)
+        return n if end < 0 else end + level + 2
+
+    while i < n:
+        c = text[i]
+        if text.startswith('--', i):
+            level = long_bracket(i + 2)
+            if level >= 0:
+                i = close(i + 4 + level, level)
+            else:
+                eol = text.find('\n', i)
+                i = n if eol < 0 else eol + 1
+        elif c == '[' and long_bracket(i) >= 0:
+            level = long_bracket(i)
+            i = close(i + level + 2, level)
+        elif c in '\'"':
+            i += 1
+            while i < n and text[i] != c and text[i] != '\n':
+                i += 2 if text[i] == '\\' else 1
+            i += 1
+        elif c.isalpha() or c == '_':
+            start = i
+            while i < n and (text[i].isalnum() or text[i] == '_'):
+                i += 1
+            out.add(text[start:i])
+        elif c.isdigit():
+            while i < n and (text[i].isalnum() or text[i] == '.'):
+                i += 1
+        else:
+            i += 1
+    return out
+
+
+LOCAL_FUNCTION = re.compile(r'^local\s+function\s+([A-Za-z_][A-Za-z0-9_]*)')
+LOCAL_NAMES = re.compile(r'^local\s+([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)')
+CLOSER = re.compile(r'^(end|}|\)|\]|end\)|}\))\s*(--.*)?$')
+
+
+def lua_units(text):
+    """The top-level units of lib.lua or a library, as LuaUnits.split cuts them: (names, text, identifiers)."""
+    groups, current = [], []
+    for line in text.split('\n'):
+        starts = line.startswith('local ') or (line != '' and not line[0].isspace() and not line.startswith('--')
+                                                and not CLOSER.match(line))
+        if starts and current:
+            groups.append(current)
+            current = []
+        current.append(line)
+    if current:
+        groups.append(current)
+    units = []
+    for lines in groups:
+        first = next((l for l in lines if not l.startswith('--') and l.strip()), '')
+        m = LOCAL_FUNCTION.match(first)
+        names = {m.group(1)} if m else set()
+        if not m:
+            m = LOCAL_NAMES.match(first)
+            names = {x.strip() for x in m.group(1).split(',')} if m else set()
+        body = '\n'.join(lines)
+        units.append((names, body, lua_identifiers(body)))
+    return units
+
+
+def lua_reached(units, body):
+    """The units body reaches, directly or through others, and those of no names, in order (LuaUnits.reached)."""
+    needed = set(lua_identifiers(body))
+    keep = [False] * len(units)
+    changed = True
+    while changed:
+        changed = False
+        for i, (names, _, refs) in enumerate(units):
+            if not keep[i] and (not names or names & needed):
+                keep[i] = True
+                needed |= refs
+                changed = True
+    return ''.join(u[1] + '\n' for i, u in enumerate(units) if keep[i])
+
+
 def source(lua_dir, name):
     """A script as LuaScript.load builds it: lib.lua, the libraries its '-- libraries:' header line names, the
     script as a function's body and the epilogue that calls it, brings its owners' fair sets up to date and
-    writes its task events."""
+    writes its task events; of lib.lua and the libraries only the units the script reaches, where the tree's
+    loader keeps only those (lib.lua says so: LuaUnits)."""
     script = open(os.path.join(lua_dir, name + '.lua')).read()
     parts = [open(os.path.join(lua_dir, 'lib.lua')).read()]
     for line in script.split('\n'):
@@ -94,9 +190,12 @@ def source(lua_dir, name):
     # The body as a function, then the epilogue that writes its buffered task events.
     # lib.lua's flush_owners (the owners' fair sets, once per run) where the tree has it.
     owners = ['flush_owners()'] if 'local function flush_owners()' in parts[0] else []
-    return '\n'.join(parts + ['local function run_body()', script, 'end',
-                               'local body_ok, body_result = pcall(run_body)'] + owners + ['flush_events()',
-                               'if not body_ok then error(body_result, 0) end', 'return body_result'])
+    body = ['local function run_body()', script, 'end', 'local body_ok, body_result = pcall(run_body)'] + owners + [
+        'flush_events()', 'if not body_ok then error(body_result, 0) end', 'return body_result']
+    if '(LuaUnits)' in parts[0]:
+        body_text = '\n'.join(body) + '\n'
+        return lua_reached([u for p in parts for u in lua_units(p)], body_text) + body_text
+    return '\n'.join(parts + body)
 
 
 def evalsha_usec(redis):
@@ -288,12 +387,30 @@ def renewals(redis, lua_dir, count, warmup, batch, workers=1000):
             'evalsha_us_per_task_by_script': {}}
 
 
+LIBRARIES = ('lib', 'claiming', 'submitting', 'parking')
+
+
+def load_all(redis, lua_dir):
+    """Empties the script cache and loads every script of lua_dir into it, as a scheduler's Redis holds them (the core
+    loads its scripts up front): a run's cost grows with the compiled scripts in Redis's Lua heap, so each side of
+    --ab runs with its own set only."""
+    redis('SCRIPT', 'FLUSH')
+    for f in sorted(os.listdir(lua_dir)):
+        name = f[:-4]
+        if f.endswith('.lua') and name not in LIBRARIES:
+            # renew.lua runs bare (LuaScript.loadBare); the others with the prelude.
+            text = open(os.path.join(lua_dir, f)).read() if name == 'renew' else source(lua_dir, name)
+            redis('SCRIPT', 'LOAD', text)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--host', default='127.0.0.1')
     p.add_argument('--port', type=int, required=True)
     p.add_argument('--lua', default=DEFAULT_LUA, help='folder of the scripts (default: this tree\'s)')
-    p.add_argument('--ab', nargs=2, metavar=('A', 'B'), help='two script folders, run alternately')
+    p.add_argument('--ab', nargs=2, metavar=('A', 'B'),
+                   help='two script folders, run alternately, each with only its own scripts in the script cache '
+                        '(SCRIPT FLUSH, then every script of the folder loaded, before each run)')
     p.add_argument('--reps', type=int, default=8, help='runs of each with --ab')
     p.add_argument('--tasks', type=int, default=3000, help='tasks measured per run')
     p.add_argument('--warmup', type=int, default=2000, help='tasks run first, not measured')
@@ -310,6 +427,8 @@ def main():
     redis = Redis(a.host, a.port)
 
     def run_one(lua_dir):
+        if a.ab:
+            load_all(redis, lua_dir)
         if a.renewals:
             return renewals(redis, lua_dir, a.tasks, a.warmup, a.batch)
         return run(redis, lua_dir, a.tasks, a.batch, a.warmup, a.by_script, a.owners, a.limits)

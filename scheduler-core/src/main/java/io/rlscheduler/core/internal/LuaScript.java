@@ -8,7 +8,9 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -38,18 +40,20 @@ public final class LuaScript {
      * script names in a header line {@code -- libraries: claiming, submitting} (files of local
      * functions that more than one script runs), in that order; the script's own text becomes the
      * body of a function, followed by an epilogue that brings the fair sets of the owners the run
-     * touched up to date (lib.lua's flush_owners) and writes its buffered task events.
+     * touched up to date (lib.lua's flush_owners) and writes its buffered task events. Of the
+     * prelude and the libraries, only the top-level units the body and the epilogue reach are
+     * kept ({@link LuaUnits}).
      */
     public static LuaScript load(String name) {
         String script = resource(name);
-        StringBuilder source = new StringBuilder(resource("lib")).append('\n');
+        List<LuaUnits.Unit> prelude = new ArrayList<>(LuaUnits.split(resource("lib")));
         for (String line : script.split("\n")) {
             if (!line.startsWith("--")) {
                 break; // the header is over
             }
             if (line.startsWith(LIBRARIES)) {
                 for (String library : line.substring(LIBRARIES.length()).split(",")) {
-                    source.append(resource(library.strip())).append('\n');
+                    prelude.addAll(LuaUnits.split(resource(library.strip())));
                 }
             }
         }
@@ -57,13 +61,13 @@ public final class LuaScript {
         // returns (lib.lua's flush_events), and also when it raises an error after writing: what
         // a run changed is never left without its events, nor its owners' fair sets out of date. (The price: Redis reports such an
         // error at the epilogue's line, not the body's; the message itself is unchanged.)
-        source.append("local function run_body()\n").append(script).append("\nend\n")
-                .append("local body_ok, body_result = pcall(run_body)\n")
-                .append("flush_owners()\n")
-                .append("flush_events()\n")
-                .append("if not body_ok then error(body_result, 0) end\n")
-                .append("return body_result\n");
-        return new LuaScript(name, source.toString());
+        String body = "local function run_body()\n" + script + "\nend\n"
+                + "local body_ok, body_result = pcall(run_body)\n"
+                + "flush_owners()\n"
+                + "flush_events()\n"
+                + "if not body_ok then error(body_result, 0) end\n"
+                + "return body_result\n";
+        return new LuaScript(name, LuaUnits.reached(prelude, body) + body);
     }
 
     /**

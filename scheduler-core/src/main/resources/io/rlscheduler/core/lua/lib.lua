@@ -16,6 +16,11 @@
 --   KEYS[17] {ns}:shapes      HASH   worker shape -> how many registered workers have it (see shape_of)
 -- Epochs travel as decimal strings (they exceed cjson's 14 significant digits); Lua compares them
 -- as numbers, exact below 2^53.
+--
+-- A script is loaded with the top-level units of this file and of its libraries that it reaches
+-- (LuaUnits): each unit begins at a line starting with `local` in the first column (a function, or
+-- a declaration naming all its locals on that line) and runs to the next; any other statement in
+-- the first column is kept whatever reaches it.
 
 redis.replicate_commands()
 
