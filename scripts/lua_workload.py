@@ -14,7 +14,8 @@ afterwards but for the claims' answers, which expire after 10 minutes. Python 3 
 only. Noisy on a shared machine: compare with --ab, which alternates runs, and read the minimum.
 With --ab, each run starts by emptying the server's script cache (SCRIPT FLUSH) and loading every
 script of its folder, as a scheduler's Redis holds them: what a script run costs grows with the
-compiled scripts in Redis's Lua heap.
+compiled scripts in Redis's Lua heap. Loading leaves garbage that Lua's collector clears over the
+next few thousand runs: with --ab, give --warmup 6000 (runs of 8) or 3000 (--batch 1).
 
   redis-server --port 7777 --save '' --appendonly no --daemonize yes
   python3 scripts/lua_workload.py --port 7777                          # the scripts of this tree
