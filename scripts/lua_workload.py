@@ -15,7 +15,8 @@ only. Noisy on a shared machine: compare with --ab, which alternates runs, and r
 With --ab, each run starts by emptying the server's script cache (SCRIPT FLUSH) and loading every
 script of its folder, as a scheduler's Redis holds them: what a script run costs grows with the
 compiled scripts in Redis's Lua heap. Loading leaves garbage that Lua's collector clears over the
-next few thousand runs: with --ab, give --warmup 6000 (runs of 8) or 3000 (--batch 1).
+next few thousand runs: with --ab, give --warmup 6000 (runs of 8) or 3000 (--batch 1). A run
+without --ab leaves the script cache as it finds it, so its figures depend on what is cached.
 
   redis-server --port 7777 --save '' --appendonly no --daemonize yes
   python3 scripts/lua_workload.py --port 7777                          # the scripts of this tree
@@ -116,17 +117,29 @@ def lua_identifiers(text):
             while i < n and text[i] != c and text[i] != '\n':
                 i += 2 if text[i] == '\\' else 1
             i += 1
-        elif c.isalpha() or c == '_':
+        elif c in NAME_START:
             start = i
-            while i < n and (text[i].isalnum() or text[i] == '_'):
+            while i < n and text[i] in NAME_CHARS:
                 i += 1
             out.add(text[start:i])
-        elif c.isdigit():
-            while i < n and (text[i].isalnum() or text[i] == '.'):
+        elif c in DIGITS or (c == '.' and i + 1 < n and text[i + 1] in DIGITS):
+            # Lua 5.1's read_numeral: digits and dots, an exponent's sign, then letters, digits, '_'.
+            while i < n and (text[i] in DIGITS or text[i] == '.'):
+                i += 1
+            if i < n and text[i] in 'eE':
+                i += 1
+                if i < n and text[i] in '+-':
+                    i += 1
+            while i < n and text[i] in NAME_CHARS:
                 i += 1
         else:
             i += 1
     return out
+
+
+NAME_START = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_')
+DIGITS = frozenset('0123456789')
+NAME_CHARS = NAME_START | DIGITS
 
 
 LOCAL_FUNCTION = re.compile(r'^local\s+function\s+([A-Za-z_][A-Za-z0-9_]*)')
@@ -135,7 +148,8 @@ CLOSER = re.compile(r'^(end|}|\)|\]|end\)|}\))\s*(--.*)?$')
 
 
 def lua_units(text):
-    """The top-level units of lib.lua or a library, as LuaUnits.split cuts them: (names, text, identifiers)."""
+    """The top-level units of lib.lua or a library, as LuaUnits.split cuts them: (names, text, identifiers). The
+    layout LuaUnits refuses is not checked here: a tree whose loader refuses its scripts has no figures to take."""
     groups, current = [], []
     for line in text.split('\n'):
         starts = line.startswith('local ') or (line != '' and not line[0].isspace() and not line.startswith('--')
@@ -154,6 +168,8 @@ def lua_units(text):
         if not m:
             m = LOCAL_NAMES.match(first)
             names = {x.strip() for x in m.group(1).split(',')} if m else set()
+            if m and first[m.end():].strip().startswith(','):
+                raise ValueError('a top-level local declaration must name its locals on one line: ' + first)
         body = '\n'.join(lines)
         units.append((names, body, lua_identifiers(body)))
     return units
@@ -388,20 +404,32 @@ def renewals(redis, lua_dir, count, warmup, batch, workers=1000):
             'evalsha_us_per_task_by_script': {}}
 
 
-LIBRARIES = ('lib', 'claiming', 'submitting', 'parking')
+def libraries(lua_dir):
+    """lib.lua and the libraries the scripts of lua_dir name in their '-- libraries:' header lines."""
+    names = {'lib'}
+    for f in os.listdir(lua_dir):
+        if f.endswith('.lua'):
+            for line in open(os.path.join(lua_dir, f)).read().split('\n'):
+                if not line.startswith('--'):
+                    break
+                if line.startswith('-- libraries:'):
+                    names |= {x.strip() for x in line[len('-- libraries:'):].split(',')}
+    return names
 
 
 def load_all(redis, lua_dir):
-    """Empties the script cache and loads every script of lua_dir into it, as a scheduler's Redis holds them (the core
-    loads its scripts up front): a run's cost grows with the compiled scripts in Redis's Lua heap, so each side of
-    --ab runs with its own set only."""
+    """Empties the script cache and loads every script of lua_dir into it, as a long-running scheduler's Redis holds
+    them (the core loads most up front, the others at their first use): a run's cost grows with the compiled scripts
+    in Redis's Lua heap, so each side of --ab runs with its own set only."""
     redis('SCRIPT', 'FLUSH')
+    skip = libraries(lua_dir)
     for f in sorted(os.listdir(lua_dir)):
+        if not f.endswith('.lua') or f[:-4] in skip:
+            continue
         name = f[:-4]
-        if f.endswith('.lua') and name not in LIBRARIES:
-            # renew.lua runs bare (LuaScript.loadBare); the others with the prelude.
-            text = open(os.path.join(lua_dir, f)).read() if name == 'renew' else source(lua_dir, name)
-            redis('SCRIPT', 'LOAD', text)
+        # renew.lua runs bare (LuaScript.loadBare); the others with the prelude.
+        text = open(os.path.join(lua_dir, f)).read() if name == 'renew' else source(lua_dir, name)
+        redis('SCRIPT', 'LOAD', text)
 
 
 def main():

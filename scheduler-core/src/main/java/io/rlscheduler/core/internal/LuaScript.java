@@ -14,7 +14,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One Lua script of {@code io/rlscheduler/core/lua/}, prefixed with {@code lib.lua}, run by SHA
+ * One Lua script of {@code io/rlscheduler/core/lua/}, prefixed with what it reaches of
+ * {@code lib.lua} and its libraries ({@link #load}), run by SHA
  * with EVALSHA. When Redis answers NOSCRIPT (its script cache was flushed, or it restarted), the
  * script is sent whole with EVAL, which also caches it again. Thread-safe.
  */

@@ -1,6 +1,8 @@
 package io.rlscheduler.core.internal;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,16 +21,20 @@ import java.util.regex.Pattern;
  *
  * <p>A unit starts at a line that begins, in the first column, with {@code local}, and runs to
  * the next: a {@code local function}, or a {@code local} declaration with or without values (the
- * names it declares are the unit's names); the comment lines and closing lines ({@code end}, a
- * closing brace) at the first column belong to the unit they follow. Any other statement at the first
- * column starts a unit of no names, which is always kept: nothing that runs for its effect is
- * ever left out. A unit is reached when a name it declares occurs as an identifier, outside
- * comments and string literals, in the script, the epilogue or a reached unit. The test is by
- * spelling: a local of a function that shares a unit's name keeps that unit too, which costs a
- * little and is never wrong; a name is never missed, since Lua has no other way to reach a local
- * than by writing its name. Units keep their order, so every definition still comes before its
- * uses.
- */
+ * names it declares are the unit's names); comment lines and closing lines ({@code end}, a closing
+ * brace, parenthesis or bracket) at the first column belong to the unit they follow. Any other
+ * statement at the first column starts a unit of no names, which is always kept. A unit is
+ * reached when a name it declares occurs as an identifier, outside comments and string literals,
+ * in the script, the epilogue or a reached unit. The test is by spelling: a local of a function
+ * that shares a unit's name keeps that unit too, which costs a little and is never wrong. Units
+ * keep their order, so every definition still comes before its uses.
+ *
+ * <p>So that no definition can hide in another unit and no effect can be left out with a unit,
+ * a unit is refused (an {@link IllegalStateException} when the script loads) unless: its blocks
+ * and brackets close within it; each top-level statement has a line of its own and starts in the
+ * first column; a declaration names all its locals on its first line and its values call nothing
+ * (outside the bodies of functions); long strings and long comments close; and lines end with LF.
+  */
 final class LuaUnits {
 
     private static final Pattern LOCAL_FUNCTION = Pattern.compile("^local\\s+function\\s+([A-Za-z_][A-Za-z0-9_]*)");
@@ -62,9 +68,71 @@ final class LuaUnits {
         List<Unit> units = new ArrayList<>(groups.size());
         for (List<String> lines : groups) {
             String text = String.join("\n", lines);
-            units.add(new Unit(text, declared(lines), identifiers(text)));
+            Set<String> names = declared(lines);
+            checkLayout(text, !names.isEmpty() && !LOCAL_FUNCTION.matcher(firstCode(lines)).find());
+            units.add(new Unit(text, names, identifiers(text)));
         }
         return units;
+    }
+
+    /**
+     * Refuses a unit whose text breaks the rules the split relies on, so that an edit of lib.lua
+     * or a library that would let a script lose a definition fails when the script loads, not
+     * when a rare path runs: its blocks and brackets must close within it, no statement may
+     * follow another on a line or start indented outside every block, and a declaration's values
+     * may not call anything (a unit no script reaches is left out, and its calls with it).
+     */
+    private static void checkLayout(String unit, boolean declaration) {
+        Deque<String> open = new ArrayDeque<>();
+        int[] functions = {0};
+        boolean[] lineStart = {true};
+        scan(unit, (token, at) -> {
+            boolean first = lineStart[0];
+            lineStart[0] = token.equals("\n");
+            if (token.equals("\n")) {
+                return;
+            }
+            if (open.isEmpty() && first && at > 0 && unit.charAt(at - 1) != '\n' && !isCloser(token)) {
+                throw layout("a statement outside every block starts indented", unit);
+            }
+            if (open.isEmpty() && (token.equals(";") || (token.equals("local") && !first))) {
+                throw layout("one top-level statement a line, starting in the first column", unit);
+            }
+            if (declaration && functions[0] == 0 && token.equals("(")) {
+                throw layout("a top-level declaration's values must not call anything", unit);
+            }
+            switch (token) {
+                case "function", "if", "do", "repeat", "{", "(", "[" -> {
+                    open.push(token);
+                    functions[0] += token.equals("function") ? 1 : 0;
+                }
+                case "end", "until", "}", ")", "]" -> {
+                    if (open.isEmpty()) {
+                        throw layout("a block or bracket closes that the unit did not open", unit);
+                    }
+                    functions[0] -= open.pop().equals("function") ? 1 : 0;
+                }
+                default -> {
+                }
+            }
+        });
+        if (!open.isEmpty()) {
+            throw layout("a block or bracket stays open past the unit's end", unit);
+        }
+    }
+
+    private static boolean isCloser(String token) {
+        return token.equals("end") || token.equals("}") || token.equals(")") || token.equals("]") || token.equals("until");
+    }
+
+    private static IllegalStateException layout(String rule, String unit) {
+        int eol = unit.indexOf('\n');
+        return new IllegalStateException("lib.lua or a library breaks the layout LuaUnits reads (" + rule + "): in the unit "
+                + "starting '" + (eol < 0 ? unit : unit.substring(0, eol)) + "'");
+    }
+
+    private static String firstCode(List<String> lines) {
+        return lines.stream().filter(l -> !l.startsWith("--") && !l.isBlank()).findFirst().orElse("");
     }
 
     /**
@@ -97,7 +165,7 @@ final class LuaUnits {
 
     /** The names a unit's first line declares: none for a unit that is not a {@code local}. */
     private static Set<String> declared(List<String> lines) {
-        String first = lines.stream().filter(l -> !l.startsWith("--") && !l.isBlank()).findFirst().orElse("");
+        String first = firstCode(lines);
         Matcher function = LOCAL_FUNCTION.matcher(first);
         if (function.find()) {
             return Set.of(function.group(1));
@@ -118,23 +186,44 @@ final class LuaUnits {
     }
 
     /**
-     * Every identifier of Lua source outside comments and string literals (short strings with
-     * their escapes, long brackets of any level, long comments), including keywords and names after
-     * a dot: more than the names it uses, never fewer.
+     * Every identifier of Lua source outside comments and string literals, including keywords and
+     * names after a dot: more than the names it uses, never fewer.
      */
     static Set<String> identifiers(String source) {
         Set<String> out = new HashSet<>();
+        scan(source, (token, at) -> {
+            if (isNameStart(token.charAt(0))) {
+                out.add(token);
+            }
+        });
+        return out;
+    }
+
+    /** What {@link #scan} reports: a name or keyword, one character of punctuation, or a line's end ("\n"). */
+    private interface Tokens {
+        void token(String token, int at);
+    }
+
+    /**
+     * Reads Lua 5.1 source as its lexer does, as far as units need it: names and keywords, each
+     * character of punctuation and each line's end (outside long strings and long comments) are
+     * reported; short strings with their escapes, long strings and comments of any level, and
+     * numbers (hexadecimal and exponents included) are skipped.
+     */
+    private static void scan(String source, Tokens tokens) {
         int n = source.length();
         int i = 0;
         while (i < n) {
             char c = source.charAt(i);
-            if (c == '-' && i + 1 < n && source.charAt(i + 1) == '-') {
+            if (c == '\r') {
+                throw new IllegalStateException("Lua source of the scheduler has Unix line ends only");
+            } else if (c == '-' && i + 1 < n && source.charAt(i + 1) == '-') {
                 int level = longBracket(source, i + 2);
                 if (level >= 0) {
                     i = closeLongBracket(source, i + 2 + level + 2, level);
                 } else {
                     int eol = source.indexOf('\n', i);
-                    i = eol < 0 ? n : eol + 1;
+                    i = eol < 0 ? n : eol;
                 }
             } else if (c == '[' && longBracket(source, i) >= 0) {
                 int level = longBracket(source, i);
@@ -145,22 +234,41 @@ final class LuaUnits {
                     i += source.charAt(i) == '\\' ? 2 : 1;
                 }
                 i++;
-            } else if (Character.isLetter(c) || c == '_') {
+            } else if (isNameStart(c)) {
                 int start = i;
-                while (i < n && (Character.isLetterOrDigit(source.charAt(i)) || source.charAt(i) == '_')) {
+                while (i < n && (isNameStart(source.charAt(i)) || isDigit(source.charAt(i)))) {
                     i++;
                 }
-                out.add(source.substring(start, i));
-            } else if (Character.isDigit(c)) {
-                // A number, hexadecimal and exponents included: none of it is a name.
-                while (i < n && (Character.isLetterOrDigit(source.charAt(i)) || source.charAt(i) == '.')) {
+                tokens.token(source.substring(start, i), start);
+            } else if (isDigit(c) || (c == '.' && i + 1 < n && isDigit(source.charAt(i + 1)))) {
+                // Lua 5.1's read_numeral: digits and dots, an exponent's sign, then letters, digits, '_'.
+                while (i < n && (isDigit(source.charAt(i)) || source.charAt(i) == '.')) {
+                    i++;
+                }
+                if (i < n && (source.charAt(i) == 'e' || source.charAt(i) == 'E')) {
+                    i++;
+                    if (i < n && (source.charAt(i) == '+' || source.charAt(i) == '-')) {
+                        i++;
+                    }
+                }
+                while (i < n && (isNameStart(source.charAt(i)) || isDigit(source.charAt(i)))) {
                     i++;
                 }
             } else {
+                if (!Character.isWhitespace(c) || c == '\n') {
+                    tokens.token(c == '\n' ? "\n" : String.valueOf(c), i);
+                }
                 i++;
             }
         }
-        return out;
+    }
+
+    private static boolean isNameStart(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    }
+
+    private static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
     }
 
     /** The level of a long bracket opening at {@code at} ({@code [[} is 0, {@code [=[} 1...), or -1. */
@@ -181,6 +289,10 @@ final class LuaUnits {
     private static int closeLongBracket(String source, int from, int level) {
         String close = "]" + "=".repeat(level) + "]";
         int end = source.indexOf(close, from);
-        return end < 0 ? source.length() : end + close.length();
+        if (end < 0) {
+            throw new IllegalStateException("a long string or long comment is not closed: " + source.substring(from - level - 2,
+                    Math.min(source.length(), from + 40)));
+        }
+        return end + close.length();
     }
 }

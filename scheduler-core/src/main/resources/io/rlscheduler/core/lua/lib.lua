@@ -1,4 +1,5 @@
--- lib.lua: shared prelude, prepended by the Java loader to every script of this folder.
+-- lib.lua: shared prelude, prepended by the Java loader (LuaScript) to the scripts of this folder, each
+-- with the part of it that the script reaches (below).
 --
 -- Every mutating script receives the same CORE KEYS first, then its own extras:
 --   KEYS[1]  {ns}:tasks        HASH   task id -> task state (JSON, managed here)
@@ -20,7 +21,10 @@
 -- A script is loaded with the top-level units of this file and of its libraries that it reaches
 -- (LuaUnits): each unit begins at a line starting with `local` in the first column (a function, or
 -- a declaration naming all its locals on that line) and runs to the next; any other statement in
--- the first column is kept whatever reaches it.
+-- the first column is kept whatever reaches it. The loader refuses what would break that: two
+-- top-level statements on one line, an indented one, a declaration whose values call anything
+-- outside a function's body, a block or bracket left open past its unit, an unclosed long string
+-- or comment, CRLF line ends.
 
 redis.replicate_commands()
 

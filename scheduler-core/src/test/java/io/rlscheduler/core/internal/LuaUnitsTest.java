@@ -61,10 +61,33 @@ class LuaUnitsTest {
                 "local x = 'a \\' b' .. \"c \\\" d\" -- e",
                 "--[==[ f ]] g ]==] y",
                 "local z = [[ h ]] .. [=[ i ]] j ]=] .. w[k]",
-                "return 0x1F + 1e5 + v2"));
+                "return 0x1F + 1e5 + v2 + 2E-3..after_exponent .. 0x1F..after_hex .. .5 .. 1.5e+3"));
 
-        assertThat(found).contains("local", "x", "y", "z", "w", "k", "return", "v2");
-        assertThat(found).doesNotContain("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "x1F", "e5");
+        assertThat(found).contains("local", "x", "y", "z", "w", "k", "return", "v2", "after_exponent", "after_hex");
+        assertThat(found).doesNotContain("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "x1F", "e5", "E", "e");
+    }
+
+    @Test
+    void aLayoutThatCouldHideADefinitionOrDropAnEffectIsRefused() {
+        assertThatThrownBy(() -> LuaUnits.split("local A = 1; local B = 2\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("one top-level statement a line");
+        assertThatThrownBy(() -> LuaUnits.split("local A = 1 local B = 2\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("one top-level statement a line");
+        assertThatThrownBy(() -> LuaUnits.split("local A = 1\n  local B = 2\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("starts indented");
+        assertThatThrownBy(() -> LuaUnits.split("local A = 1\n  redis.call('DEL', 'k')\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("starts indented");
+        assertThatThrownBy(() -> LuaUnits.split("local N = redis.call('INCR', 'k')\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("must not call anything");
+        assertThatThrownBy(() -> LuaUnits.split("local T = {n = tonumber('1')}\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("must not call anything");
+        assertThatThrownBy(() -> LuaUnits.split("--[[ an old version:\nlocal function f() return 1 end\n]]\nlocal A = 1\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not closed");
+        assertThatThrownBy(() -> LuaUnits.split("local A = 1\r\n"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("line ends");
+        // What is allowed: a function's body calls, and its lines are indented inside its block.
+        assertThat(LuaUnits.split("local F = function(x)\n  return redis.call('GET', x)\nend\nlocal T = {\n  a = 1,\n}\n"))
+                .hasSize(2);
     }
 
     @Test
@@ -96,6 +119,8 @@ class LuaUnitsTest {
             used.retainAll(preludeNames);
             assertThat(declared).as("the prelude of %s", name).containsAll(used);
         }
+        // scripts/lua_workload.py builds the scripts as the loader does where lib.lua names LuaUnits so.
+        assertThat(resource("lib")).contains("(LuaUnits)");
         String ack = LuaScript.load("ack").getSource();
         assertThat(ack).contains("local function transition(", "local function check_owned(")
                 .doesNotContain("local function take_back(", "local function claim_run(", "local function park(");
